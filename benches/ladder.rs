@@ -1,0 +1,58 @@
+//! Criterion benches of every rung and of cuBLAS at 2048³, timed on the GPU with CUDA events
+//! through `iter_custom`. Without a GPU they print why and measure nothing.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rust_gemm::cpu::random_matrix;
+use rust_gemm::gpu::Gpu;
+use rust_gemm::{GemmShape, PTX, RUNGS};
+use std::time::Duration;
+
+fn ladder(c: &mut Criterion) {
+    let gpu = match Gpu::new(PTX) {
+        Ok(gpu) => gpu,
+        Err(err) => {
+            eprintln!("benches/ladder: SKIPPED, no GPU: {err}");
+            return;
+        }
+    };
+    let shape = GemmShape::square(2048).expect("valid shape");
+    let (a_len, b_len, c_len) = shape.elements();
+    let a = gpu.upload(&random_matrix(a_len, 1)).expect("upload A");
+    let b = gpu.upload(&random_matrix(b_len, 2)).expect("upload B");
+    let mut out = gpu.alloc_poisoned(c_len).expect("allocate C");
+    let mut group = c.benchmark_group(format!("sgemm {shape}"));
+    group.sample_size(20);
+    group.bench_function("cublas", |bencher| {
+        bencher.iter_custom(|iters| {
+            let ms = gpu
+                .time_ms(|| {
+                    (0..iters).try_for_each(|_| gpu.launch_cublas(&a, &b, &mut out, &shape))
+                })
+                .expect("cuBLAS launch");
+            Duration::from_secs_f64(ms * 1e-3)
+        })
+    });
+    for rung in RUNGS {
+        if rung
+            .launch(&shape, gpu.info().max_shared_per_block)
+            .is_err()
+        {
+            eprintln!("benches/ladder: {} cannot run {shape}, skipped", rung.name);
+            continue;
+        }
+        group.bench_function(rung.name, |bencher| {
+            bencher.iter_custom(|iters| {
+                let ms = gpu
+                    .time_ms(|| {
+                        (0..iters).try_for_each(|_| gpu.launch_rung(rung, &a, &b, &mut out, &shape))
+                    })
+                    .expect("rung launch");
+                Duration::from_secs_f64(ms * 1e-3)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ladder);
+criterion_main!(benches);

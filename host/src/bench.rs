@@ -1,0 +1,210 @@
+//! The harness: for one shape, draw fresh random inputs, compute a reference, then verify and
+//! time cuBLAS and every requested rung on the same inputs.
+//!
+//! Timing follows the project's rules: CUDA events around each launch only, warm-up launches
+//! first, the median of `reps` timed launches, the output poisoned with NaN before every
+//! launch (outside the timed region), and inputs rotated over enough copies that A and B of
+//! consecutive launches are not already in the L2 cache.
+
+use crate::cpu::{random_matrix, reference_gemm, reference_seconds};
+use crate::gpu::Gpu;
+use crate::report::Record;
+use crate::verify::{Verification, compare_with_cpu, compare_with_fp32};
+use crate::{GemmError, GemmShape, Rung};
+use cudarc::driver::CudaSlice;
+
+/// How to obtain the reference product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferencePolicy {
+    /// The f64 CPU product where it takes at most [`CPU_REFERENCE_SECONDS`], cuBLAS beyond.
+    Auto,
+    /// Always the f64 CPU product.
+    Cpu,
+    /// Always cuBLAS SGEMM with TF32 off.
+    Cublas,
+}
+
+/// The longest the automatic policy lets the CPU reference run, in estimated seconds.
+pub const CPU_REFERENCE_SECONDS: f64 = 30.0;
+/// At most this many copies of the inputs are rotated through.
+pub const MAX_INPUT_SETS: usize = 8;
+
+/// Settings shared by every shape of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchOptions {
+    /// Untimed launches before timing.
+    pub warmup: usize,
+    /// Timed launches; the median is reported.
+    pub reps: usize,
+    /// Where the reference comes from.
+    pub reference: ReferencePolicy,
+}
+
+/// How many copies of A and B to rotate through so that together they exceed twice the L2
+/// cache: each launch then starts with its inputs out of cache, as in a real workload.
+pub fn input_sets(shape: &GemmShape, l2_bytes: usize) -> usize {
+    let (a, b, _) = shape.elements();
+    let bytes = 4 * (a + b);
+    (2 * l2_bytes)
+        .div_ceil(bytes.max(1))
+        .clamp(1, MAX_INPUT_SETS)
+}
+
+/// The median of `values` (mean of the middle two for even counts). Panics on an empty slice.
+pub fn median(values: &[f64]) -> f64 {
+    assert!(!values.is_empty(), "median of no values");
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+/// Device-resident inputs for one shape, with the reference they are checked against.
+struct Inputs {
+    a: Vec<CudaSlice<f32>>,
+    b: Vec<CudaSlice<f32>>,
+    c: CudaSlice<f32>,
+    check: Checker,
+}
+
+enum Checker {
+    Cpu {
+        product: Vec<f64>,
+        magnitude: Vec<f64>,
+    },
+    Cublas {
+        result: Vec<f32>,
+    },
+}
+
+impl Checker {
+    fn check(&self, c: &[f32], k: usize) -> Verification {
+        match self {
+            Checker::Cpu { product, magnitude } => compare_with_cpu(c, product, magnitude, k),
+            Checker::Cublas { result } => compare_with_fp32(c, result, k),
+        }
+    }
+}
+
+/// Runs cuBLAS and `rungs` on `shape` with inputs drawn from `seed`. Returns one record for
+/// cuBLAS (named "cublas") followed by one per rung. A rung that cannot take this shape (its
+/// limits) gets a record that says why; a CUDA failure ends the run with an error.
+pub fn run_shape(
+    gpu: &Gpu,
+    shape: &GemmShape,
+    rungs: &[&Rung],
+    options: &BenchOptions,
+    seed: u64,
+) -> Result<Vec<Record>, GemmError> {
+    let mut inputs = prepare(gpu, shape, options.reference, seed)?;
+    let device = gpu.info().name.clone();
+    let new_record =
+        |rung: &str, idea: &str| Record::new(rung, idea, shape, &device, seed, options.reps);
+
+    let mut cublas = new_record("cublas", "cuBLAS SGEMM, TF32 off");
+    let cublas_ms = measure(gpu, &mut inputs, shape, options, &mut cublas, |a, b, c| {
+        gpu.launch_cublas(a, b, c, shape)
+    })?;
+
+    let mut records = vec![cublas];
+    for rung in rungs {
+        let mut record = new_record(rung.name, rung.idea);
+        if let Err(refusal) = rung.launch(shape, gpu.info().max_shared_per_block) {
+            record.skipped = Some(refusal.to_string());
+            records.push(record);
+            continue;
+        }
+        measure(gpu, &mut inputs, shape, options, &mut record, |a, b, c| {
+            gpu.launch_rung(rung, a, b, c, shape)
+        })?;
+        record.set_reference_time(cublas_ms);
+        records.push(record);
+    }
+    records[0].set_reference_time(cublas_ms);
+    Ok(records)
+}
+
+/// Verifies one implementation on input set 0, then times it over all sets; fills `record`
+/// and returns the median time in milliseconds.
+fn measure(
+    gpu: &Gpu,
+    inputs: &mut Inputs,
+    shape: &GemmShape,
+    options: &BenchOptions,
+    record: &mut Record,
+    mut launch: impl FnMut(
+        &CudaSlice<f32>,
+        &CudaSlice<f32>,
+        &mut CudaSlice<f32>,
+    ) -> Result<(), GemmError>,
+) -> Result<f64, GemmError> {
+    gpu.poison(&mut inputs.c)?;
+    launch(&inputs.a[0], &inputs.b[0], &mut inputs.c)?;
+    let result = gpu.download(&inputs.c)?;
+    record.set_verification(&inputs.check.check(&result, shape.k));
+
+    let sets = inputs.a.len();
+    for i in 0..options.warmup {
+        launch(&inputs.a[i % sets], &inputs.b[i % sets], &mut inputs.c)?;
+    }
+    let mut times = Vec::with_capacity(options.reps);
+    for i in 0..options.reps {
+        gpu.poison(&mut inputs.c)?;
+        let (a, b) = (&inputs.a[i % sets], &inputs.b[i % sets]);
+        let c = &mut inputs.c;
+        times.push(gpu.time_ms(|| launch(a, b, c))?);
+    }
+    let ms = median(&times);
+    record.set_time(ms, shape);
+    Ok(ms)
+}
+
+fn prepare(
+    gpu: &Gpu,
+    shape: &GemmShape,
+    policy: ReferencePolicy,
+    seed: u64,
+) -> Result<Inputs, GemmError> {
+    let (a_len, b_len, c_len) = shape.elements();
+    let sets = input_sets(shape, gpu.info().l2_bytes);
+    let needed = 4 * (sets * (a_len + b_len) + c_len);
+    let free = gpu.free_memory()?;
+    if needed > free {
+        return Err(GemmError::OutOfDeviceMemory {
+            needed_bytes: needed as u64,
+            free_bytes: free as u64,
+        });
+    }
+    let a_host = random_matrix(a_len, seed);
+    let b_host = random_matrix(b_len, seed.wrapping_add(1));
+    let mut a = vec![gpu.upload(&a_host)?];
+    let mut b = vec![gpu.upload(&b_host)?];
+    for set in 1..sets {
+        let set_seed = seed.wrapping_add(2 * set as u64);
+        a.push(gpu.upload(&random_matrix(a_len, set_seed))?);
+        b.push(gpu.upload(&random_matrix(b_len, set_seed.wrapping_add(1)))?);
+    }
+    let mut c = gpu.alloc_poisoned(c_len)?;
+    let use_cpu = match policy {
+        ReferencePolicy::Cpu => true,
+        ReferencePolicy::Cublas => false,
+        ReferencePolicy::Auto => reference_seconds(shape) <= CPU_REFERENCE_SECONDS,
+    };
+    let check = if use_cpu {
+        let reference = reference_gemm(&a_host, &b_host, shape);
+        Checker::Cpu {
+            product: reference.product,
+            magnitude: reference.magnitude,
+        }
+    } else {
+        gpu.launch_cublas(&a[0], &b[0], &mut c, shape)?;
+        Checker::Cublas {
+            result: gpu.download(&c)?,
+        }
+    };
+    Ok(Inputs { a, b, c, check })
+}

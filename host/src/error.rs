@@ -1,0 +1,133 @@
+//! One error type for everything the host library can refuse or fail at.
+
+use thiserror::Error;
+
+/// Why a GEMM could not be run, or was not run correctly.
+#[derive(Debug, Error)]
+pub enum GemmError {
+    /// A dimension is zero.
+    #[error("invalid shape {m}×{n}×{k}: every dimension must be at least 1")]
+    ZeroDimension {
+        /// Rows of A and C.
+        m: usize,
+        /// Columns of B and C.
+        n: usize,
+        /// Columns of A, rows of B.
+        k: usize,
+    },
+    /// A dimension does not fit the kernels' 32-bit index arithmetic (or cuBLAS's `int`).
+    #[error(
+        "dimension {name} = {value} is too large: the kernels index with 32-bit integers, so each dimension must be at most {max}"
+    )]
+    DimensionTooLarge {
+        /// Which dimension ("m", "n" or "k").
+        name: &'static str,
+        /// Its value.
+        value: usize,
+        /// The largest value accepted.
+        max: usize,
+    },
+    /// A buffer's length does not match the shape it is used with.
+    #[error("buffer {name} holds {actual} elements but a {rows}×{cols} matrix needs {expected}")]
+    BufferSize {
+        /// Which operand ("A", "B" or "C").
+        name: &'static str,
+        /// Its rows.
+        rows: usize,
+        /// Its columns.
+        cols: usize,
+        /// rows × cols.
+        expected: usize,
+        /// The buffer's length.
+        actual: usize,
+    },
+    /// The rung needs more shared memory than a block may have on this device.
+    #[error(
+        "rung {rung} needs {needed} bytes of shared memory per block for k = {k}, but the device allows {limit} (k ≤ {max_k} for this rung)"
+    )]
+    SharedMemory {
+        /// The rung's name.
+        rung: &'static str,
+        /// The k of the shape.
+        k: usize,
+        /// Bytes the rung would need.
+        needed: usize,
+        /// Bytes the device allows per block.
+        limit: usize,
+        /// The largest k the rung accepts on this device.
+        max_k: usize,
+    },
+    /// The grid would have more blocks along one axis than CUDA allows.
+    #[error(
+        "rung {rung} would launch {blocks} blocks along grid {axis}, over CUDA's limit of {limit}"
+    )]
+    GridTooLarge {
+        /// The rung's name.
+        rung: &'static str,
+        /// "x" or "y".
+        axis: &'static str,
+        /// Blocks needed.
+        blocks: u64,
+        /// CUDA's limit on that axis.
+        limit: u64,
+    },
+    /// A vectorized rung was given a pointer that is not 16-byte aligned.
+    #[error(
+        "rung {rung} reads {name} with 128-bit loads, which need a 16-byte-aligned base address (got offset {offset_bytes} bytes past a 16-byte boundary)"
+    )]
+    Misaligned {
+        /// The rung's name.
+        rung: &'static str,
+        /// Which operand.
+        name: &'static str,
+        /// Address modulo 16.
+        offset_bytes: u64,
+    },
+    /// No rung has that name.
+    #[error("no rung named {name:?}; known rungs: {known}")]
+    UnknownRung {
+        /// The name asked for.
+        name: String,
+        /// The names that exist, comma-separated.
+        known: String,
+    },
+    /// The operands do not fit in device memory.
+    #[error(
+        "out of device memory: {needed_bytes} bytes are needed but only {free_bytes} are free on the device"
+    )]
+    OutOfDeviceMemory {
+        /// Bytes the run needs.
+        needed_bytes: u64,
+        /// Bytes free on the device.
+        free_bytes: u64,
+    },
+    /// No usable GPU: no driver library, no device, or the driver refused to start.
+    #[error("no CUDA GPU available: {0}")]
+    NoGpu(String),
+    /// cuBLAS could not be loaded or failed.
+    #[error("cuBLAS: {0}")]
+    Cublas(String),
+    /// The driver refused the PTX (for example, a driver older than the PTX version).
+    #[error(
+        "the CUDA driver could not load the kernels' PTX: {0} (the PTX is version 7.8 for sm_90: the driver must support CUDA 11.8 or newer and the GPU must be compute capability 9.0 or newer)"
+    )]
+    ModuleLoad(String),
+    /// Any other CUDA driver error, with what was being done.
+    #[error("CUDA error while {context}: {message}")]
+    Cuda {
+        /// What the host was doing.
+        context: String,
+        /// The driver's message.
+        message: String,
+    },
+}
+
+impl GemmError {
+    /// Wraps a driver error with what the host was doing when it happened.
+    pub fn cuda(context: impl Into<String>, err: impl std::fmt::Display) -> Self {
+        GemmError::Cuda {
+            context: context.into(),
+            message: err.to_string(),
+        }
+    }
+}

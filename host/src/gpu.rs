@@ -1,0 +1,305 @@
+//! The CUDA runtime: one device, one stream, the kernels' module and a cuBLAS handle.
+//!
+//! Everything goes through cudarc, which opens `libcuda` and `libcublas` with `dlopen` at run
+//! time: the host builds on machines with no CUDA at all, and [`Gpu::new`] turns a missing
+//! driver, device or library into a [`GemmError`] instead of a panic.
+
+use crate::{GemmError, GemmShape, Rung};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, LaunchConfig,
+    PushKernelArg,
+};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What the host needs to know about the device.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: usize,
+    /// L2 cache size in bytes.
+    pub l2_bytes: usize,
+    /// The most dynamic shared memory one block may opt in to, in bytes.
+    pub max_shared_per_block: usize,
+    /// Device memory in bytes.
+    pub total_memory: usize,
+}
+
+/// An open GPU with the ladder's kernels loaded.
+pub struct Gpu {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    blas: CudaBlas,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    info: DeviceInfo,
+}
+
+impl Gpu {
+    /// Opens device 0, loads `ptx` and creates a cuBLAS handle (TF32 off).
+    pub fn new(ptx: &str) -> Result<Self, GemmError> {
+        // cudarc panics if a library is missing, so look before it does.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(GemmError::NoGpu(
+                "the NVIDIA driver library libcuda.so was not found (is an NVIDIA driver installed?)".into(),
+            ));
+        }
+        let count = CudaContext::device_count()
+            .map_err(|e| GemmError::NoGpu(format!("the driver could not start: {e}")))?;
+        if count < 1 {
+            return Err(GemmError::NoGpu("the driver reports no CUDA device".into()));
+        }
+        let context = CudaContext::new(0)
+            .map_err(|e| GemmError::NoGpu(format!("could not open device 0: {e}")))?;
+        // One stream, used in order: cudarc's per-buffer event tracking would only add work
+        // around every launch and blur the timings.
+        unsafe { context.disable_event_tracking() };
+        let info = device_info(&context)?;
+        let stream = context.default_stream();
+        let module = context
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| GemmError::ModuleLoad(e.to_string()))?;
+        if !unsafe { cublas_sys::is_culib_present() } {
+            return Err(GemmError::Cublas(
+                "libcublas.so (CUDA 13) was not found: add the CUDA toolkit's library directory, e.g. /usr/local/cuda/lib64, to LD_LIBRARY_PATH".into(),
+            ));
+        }
+        let blas = CudaBlas::new(stream.clone()).map_err(|e| GemmError::Cublas(e.to_string()))?;
+        // CUBLAS_DEFAULT_MATH: true fp32 SGEMM, no TF32 tensor cores (unless the environment
+        // sets NVIDIA_TF32_OVERRIDE=1, which the CLI refuses).
+        let status = unsafe {
+            cublas_sys::cublasSetMathMode(
+                *blas.handle(),
+                cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH,
+            )
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(GemmError::Cublas(format!(
+                "cublasSetMathMode failed: {status:?}"
+            )));
+        }
+        Ok(Gpu {
+            context,
+            stream,
+            module,
+            blas,
+            functions: Mutex::new(HashMap::new()),
+            info,
+        })
+    }
+
+    /// The device's properties.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Bytes of device memory free now.
+    pub fn free_memory(&self) -> Result<usize, GemmError> {
+        let (free, _total) = self
+            .context
+            .mem_get_info()
+            .map_err(|e| GemmError::cuda("querying free memory", e))?;
+        Ok(free)
+    }
+
+    /// Copies `data` to a new device buffer, after checking that it fits.
+    pub fn upload(&self, data: &[f32]) -> Result<CudaSlice<f32>, GemmError> {
+        self.ensure_room(std::mem::size_of_val(data))?;
+        self.stream
+            .clone_htod(data)
+            .map_err(|e| GemmError::cuda("copying to the device", e))
+    }
+
+    /// A new device buffer of `len` floats, poisoned with NaN.
+    pub fn alloc_poisoned(&self, len: usize) -> Result<CudaSlice<f32>, GemmError> {
+        self.ensure_room(len * 4)?;
+        let mut buffer = unsafe { self.stream.alloc::<f32>(len) }
+            .map_err(|e| GemmError::cuda("allocating", e))?;
+        self.poison(&mut buffer)?;
+        Ok(buffer)
+    }
+
+    /// Fills `buffer` with NaN (all bits set), so an element a kernel fails to write cannot pass.
+    pub fn poison(&self, buffer: &mut CudaSlice<f32>) -> Result<(), GemmError> {
+        let (ptr, _sync) = buffer.device_ptr(&self.stream);
+        let result = unsafe {
+            cudarc::driver::sys::cuMemsetD32Async(
+                ptr,
+                u32::MAX,
+                buffer.len(),
+                self.stream.cu_stream(),
+            )
+        };
+        result
+            .result()
+            .map_err(|e| GemmError::cuda("poisoning the output", e))
+    }
+
+    /// Copies a device buffer back to the host (and so waits for all work queued before it).
+    pub fn download(&self, buffer: &CudaSlice<f32>) -> Result<Vec<f32>, GemmError> {
+        self.stream
+            .clone_dtoh(buffer)
+            .map_err(|e| GemmError::cuda("copying from the device (a kernel may have faulted)", e))
+    }
+
+    /// Queues `rung` computing `c = a·b` for `shape`, after checking buffers, limits and alignment.
+    pub fn launch_rung(
+        &self,
+        rung: &Rung,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        shape.check_buffers(a.len(), b.len(), c.len())?;
+        let launch = rung.launch(shape, self.info.max_shared_per_block)?;
+        rung.check_alignment(self.address(a), self.address(b))?;
+        let function = self.function(rung)?;
+        let config = LaunchConfig {
+            grid_dim: (launch.grid.0, launch.grid.1, 1),
+            block_dim: (launch.block.0, launch.block.1, 1),
+            shared_mem_bytes: launch.shared_mem_bytes,
+        };
+        // GemmShape guarantees every dimension fits in 31 bits.
+        let (m, n, k) = (shape.m as u32, shape.n as u32, shape.k as u32);
+        let mut builder = self.stream.launch_builder(&function);
+        builder.arg(a).arg(b).arg(c).arg(&m).arg(&n).arg(&k);
+        unsafe { builder.launch(config) }
+            .map(drop)
+            .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
+    }
+
+    /// Queues cuBLAS SGEMM (TF32 off) computing row-major `c = a·b` for `shape`.
+    pub fn launch_cublas(
+        &self,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        shape.check_buffers(a.len(), b.len(), c.len())?;
+        // cuBLAS is column-major: a row-major C = A·B is the column-major Cᵀ = Bᵀ·Aᵀ.
+        let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        let config = GemmConfig {
+            transa: cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+            transb: cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+            m: n,
+            n: m,
+            k,
+            alpha: 1.0f32,
+            lda: n,
+            ldb: k,
+            beta: 0.0f32,
+            ldc: n,
+        };
+        unsafe { self.blas.gemm(config, b, a, c) }.map_err(|e| GemmError::Cublas(e.to_string()))
+    }
+
+    /// Milliseconds the work queued by `work` takes on the device, between two CUDA events.
+    pub fn time_ms(&self, work: impl FnOnce() -> Result<(), GemmError>) -> Result<f64, GemmError> {
+        let event = || {
+            self.context
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| GemmError::cuda("creating a timing event", e))
+        };
+        let (start, stop) = (event()?, event()?);
+        start
+            .record(&self.stream)
+            .map_err(|e| GemmError::cuda("recording an event", e))?;
+        work()?;
+        stop.record(&self.stream)
+            .map_err(|e| GemmError::cuda("recording an event", e))?;
+        stop.synchronize().map_err(|e| {
+            GemmError::cuda("waiting for the timed work (a kernel may have faulted)", e)
+        })?;
+        let ms = start
+            .elapsed_ms(&stop)
+            .map_err(|e| GemmError::cuda("reading an event", e))?;
+        Ok(ms as f64)
+    }
+
+    /// Waits for all queued work and reports any fault it raised.
+    pub fn synchronize(&self) -> Result<(), GemmError> {
+        self.stream
+            .synchronize()
+            .map_err(|e| GemmError::cuda("waiting for the device", e))
+    }
+
+    fn ensure_room(&self, bytes: usize) -> Result<(), GemmError> {
+        let free = self.free_memory()?;
+        if bytes > free {
+            return Err(GemmError::OutOfDeviceMemory {
+                needed_bytes: bytes as u64,
+                free_bytes: free as u64,
+            });
+        }
+        Ok(())
+    }
+
+    fn address(&self, buffer: &CudaSlice<f32>) -> u64 {
+        let (ptr, _sync) = buffer.device_ptr(&self.stream);
+        ptr
+    }
+
+    /// The rung's kernel, loaded once; its shared-memory limit raised to what the device allows,
+    /// because blocks may only use more than 48 KiB after opting in.
+    fn function(&self, rung: &Rung) -> Result<CudaFunction, GemmError> {
+        let mut functions = self
+            .functions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(f) = functions.get(rung.entry) {
+            return Ok(f.clone());
+        }
+        let function = self.module.load_function(rung.entry).map_err(|e| {
+            GemmError::ModuleLoad(format!(
+                "entry point {} is missing from the PTX: {e}",
+                rung.entry
+            ))
+        })?;
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.info.max_shared_per_block as i32,
+            )
+            .map_err(|e| {
+                GemmError::cuda(
+                    format!("raising the shared-memory limit of {}", rung.entry),
+                    e,
+                )
+            })?;
+        functions.insert(rung.entry, function.clone());
+        Ok(function)
+    }
+}
+
+fn device_info(context: &Arc<CudaContext>) -> Result<DeviceInfo, GemmError> {
+    let attribute = |a: CUdevice_attribute| {
+        context
+            .attribute(a)
+            .map_err(|e| GemmError::cuda("reading a device attribute", e))
+    };
+    Ok(DeviceInfo {
+        name: context
+            .name()
+            .map_err(|e| GemmError::cuda("reading the device name", e))?,
+        compute_capability: context
+            .compute_capability()
+            .map_err(|e| GemmError::cuda("reading the compute capability", e))?,
+        sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,
+        l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+        max_shared_per_block: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )? as usize,
+        total_memory: context
+            .total_mem()
+            .map_err(|e| GemmError::cuda("reading the memory size", e))?,
+    })
+}

@@ -1,0 +1,23 @@
+//! Host side of the SGEMM ladder.
+//!
+//! - [`rungs`]: the one table of rungs (kernel entry, launch geometry, requirements) that the
+//!   CLI, the tests and the benches all read.
+//! - [`shape`]: GEMM shapes and their validation.
+//! - [`cpu`]: random matrices and the CPU reference (f64 accumulation, multi-threaded).
+//! - [`verify`]: error norms and the tolerance a result must meet.
+//! - [`gpu`]: the CUDA runtime (through cudarc): module loading, launches, cuBLAS, timing.
+//! - [`bench`]: the harness that verifies and times rungs against cuBLAS.
+//! - [`report`]: result records, the printed table, Markdown and JSON.
+
+pub mod bench;
+pub mod cpu;
+pub mod error;
+pub mod gpu;
+pub mod report;
+pub mod rungs;
+pub mod shape;
+pub mod verify;
+
+pub use error::GemmError;
+pub use rungs::{RUNGS, Rung};
+pub use shape::GemmShape;

@@ -1,0 +1,124 @@
+//! The small set of hardware helpers every rung uses, so that the rungs read like the algorithm.
+//!
+//! Indices come back as `u32` (what the hardware registers hold); element offsets into global
+//! memory are computed in `usize` (64-bit on nvptx64) so that no product `row * cols` can wrap.
+
+use core::arch::nvptx;
+use core::simd::f32x4;
+
+/// `threadIdx.x`.
+#[inline(always)]
+pub fn thread_x() -> u32 {
+    unsafe { nvptx::_thread_idx_x() }
+}
+
+/// `threadIdx.y`.
+#[inline(always)]
+pub fn thread_y() -> u32 {
+    unsafe { nvptx::_thread_idx_y() }
+}
+
+/// `blockIdx.x`.
+#[inline(always)]
+pub fn block_x() -> u32 {
+    unsafe { nvptx::_block_idx_x() }
+}
+
+/// `blockIdx.y`.
+#[inline(always)]
+pub fn block_y() -> u32 {
+    unsafe { nvptx::_block_idx_y() }
+}
+
+/// `blockDim.x`.
+#[inline(always)]
+pub fn block_dim_x() -> u32 {
+    unsafe { nvptx::_block_dim_x() }
+}
+
+/// `blockDim.y`.
+#[inline(always)]
+pub fn block_dim_y() -> u32 {
+    unsafe { nvptx::_block_dim_y() }
+}
+
+/// `gridDim.x`.
+#[inline(always)]
+pub fn grid_dim_x() -> u32 {
+    unsafe { nvptx::_grid_dim_x() }
+}
+
+/// `gridDim.y`.
+#[inline(always)]
+pub fn grid_dim_y() -> u32 {
+    unsafe { nvptx::_grid_dim_y() }
+}
+
+/// `__syncthreads()`: every thread of the block waits here, and shared-memory writes made before
+/// it are visible to all threads after it.
+#[inline(always)]
+pub fn sync_threads() {
+    unsafe { nvptx::_syncthreads() }
+}
+
+/// The block's dynamic shared memory, sized by the host at launch (`shared_mem_bytes`).
+/// Asked for with `f32x4`'s alignment so that rungs may use 128-bit shared-memory accesses.
+#[inline(always)]
+pub fn shared_f32() -> *mut f32 {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<f32x4>() as *mut f32
+}
+
+/// `a * b + c` with one rounding (`fma.rn.f32`): rustc never contracts `a * b + c` by itself.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    core::f32::math::mul_add(a, b, c)
+}
+
+/// Offset of element (`row`, `col`) in a row-major matrix whose rows hold `cols` elements.
+#[inline(always)]
+pub fn at(row: u32, col: u32, cols: u32) -> usize {
+    row as usize * cols as usize + col as usize
+}
+
+/// One element of a `rows × cols` row-major matrix, or 0 outside it. Tiles that hang over a
+/// ragged edge read zeros, which add nothing to the dot products.
+#[inline(always)]
+pub unsafe fn load_or_zero(matrix: *const f32, rows: u32, cols: u32, row: u32, col: u32) -> f32 {
+    if row < rows && col < cols {
+        unsafe { *matrix.add(at(row, col, cols)) }
+    } else {
+        0.0
+    }
+}
+
+/// Four consecutive elements `col..col + 4` of row `row` (`col` a multiple of 4), zeros outside
+/// the matrix. One 128-bit load (`ld.global.v4.f32`) when the four lie inside and are 16-byte
+/// aligned, which needs `cols % 4 == 0` and a 16-byte-aligned base (the host checks the base);
+/// otherwise four scalar loads, so ragged shapes stay correct.
+#[inline(always)]
+pub unsafe fn load4_or_zero(matrix: *const f32, rows: u32, cols: u32, row: u32, col: u32) -> f32x4 {
+    if cols % 4 == 0 && row < rows && col + 4 <= cols {
+        unsafe { (matrix.add(at(row, col, cols)) as *const f32x4).read() }
+    } else {
+        unsafe {
+            f32x4::from_array([
+                load_or_zero(matrix, rows, cols, row, col),
+                load_or_zero(matrix, rows, cols, row, col + 1),
+                load_or_zero(matrix, rows, cols, row, col + 2),
+                load_or_zero(matrix, rows, cols, row, col + 3),
+            ])
+        }
+    }
+}
+
+/// Reads 4 floats from 16-byte-aligned memory (shared or global) with one vector access.
+#[inline(always)]
+pub unsafe fn read4(ptr: *const f32) -> f32x4 {
+    unsafe { (ptr as *const f32x4).read() }
+}
+
+/// Writes 4 floats to 16-byte-aligned memory (shared or global) with one vector access.
+#[inline(always)]
+pub unsafe fn write4(ptr: *mut f32, value: f32x4) {
+    unsafe { (ptr as *mut f32x4).write(value) }
+}

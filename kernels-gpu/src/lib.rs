@@ -1,0 +1,22 @@
+//! Device code for the SGEMM ladder, compiled to PTX by rustc's `nvptx64-nvidia-cuda` target.
+//!
+//! Every kernel multiplies row-major fp32 matrices, `C[m×n] = A[m×k] · B[k×n]`, and takes the
+//! same arguments `(a, b, c, m, n, k)`, so the host can launch any rung from one table.
+//! [`device`] holds the few hardware helpers the rungs share; [`sgemm`] holds one file per rung.
+
+#![no_std]
+#![feature(abi_ptx, stdarch_nvptx, core_intrinsics, gpu_intrinsics)]
+#![feature(gpu_launch_sized_workgroup_mem, core_float_math, portable_simd)]
+#![allow(internal_features)]
+// Kernels take raw device pointers by design; the host validates them before every launch.
+#![allow(clippy::missing_safety_doc)]
+
+pub mod device;
+pub mod sgemm;
+
+/// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error
+/// instead of a wrong answer.
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    unsafe { core::arch::nvptx::trap() }
+}

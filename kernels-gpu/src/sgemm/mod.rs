@@ -1,0 +1,11 @@
+//! The SGEMM ladder: one file per rung, numbered in ladder order.
+//!
+//! Every entry point has the signature `(a, b, c, m, n, k)`: row-major `A` (m×k), `B` (k×n) and
+//! `C` (m×n) in global memory, `C = A·B`. Launch geometry (block shape, grid, shared memory)
+//! lives in the host's table of rungs, next to each rung's requirements.
+
+pub mod v00_global_memory;
+pub mod v01_shared_panels;
+pub mod v02_shared_tiles;
+pub mod v03_thread_tile;
+pub mod v04_float4_loads;

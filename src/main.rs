@@ -1,0 +1,190 @@
+//! `sgemm-ladder`: runs every rung of the SGEMM ladder on the GPU, verifies each against a
+//! reference, times it against cuBLAS and writes a report.
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, ValueEnum};
+use rust_gemm::bench::{BenchOptions, ReferencePolicy, run_shape};
+use rust_gemm::gpu::Gpu;
+use rust_gemm::report::{Record, text_table, write_report};
+use rust_gemm::{GemmShape, PTX, RUNGS, Rung};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Run the SGEMM ladder on the GPU: every rung verified against a reference and timed against
+/// cuBLAS SGEMM (TF32 off). Prints a table and writes results.json and results.md.
+#[derive(Parser, Debug)]
+#[command(name = "sgemm-ladder", version)]
+struct Cli {
+    /// Square sizes S to benchmark (S×S×S), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "4096")]
+    sizes: Vec<usize>,
+
+    /// More shapes MxNxK, comma-separated; the default set is ragged on purpose (no dimension a
+    /// multiple of any tile). Pass --shapes "" for none.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1x1x1,127x129x131,1000x1000x1000,4097x31x513"
+    )]
+    shapes: Vec<String>,
+
+    /// Rungs to run, comma-separated (see --list); all by default.
+    #[arg(long, value_delimiter = ',')]
+    rungs: Vec<String>,
+
+    /// Timed launches per rung and shape; the median is reported.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    reps: u32,
+
+    /// Untimed warm-up launches before timing.
+    #[arg(long, default_value_t = 3)]
+    warmup: u32,
+
+    /// Seed of the random inputs (printed, so a run can be repeated); random by default.
+    #[arg(long)]
+    seed: Option<u64>,
+
+    /// Reference product: the f64 CPU product, cuBLAS, or auto (CPU unless it would take
+    /// over 30 s on this machine's cores).
+    #[arg(long, value_enum, default_value_t = Reference::Auto)]
+    reference: Reference,
+
+    /// Folder for results.json and results.md.
+    #[arg(long, default_value = "report")]
+    report_dir: PathBuf,
+
+    /// List the rungs and exit (needs no GPU).
+    #[arg(long)]
+    list: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Reference {
+    Auto,
+    Cpu,
+    Cublas,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(err) => {
+            eprintln!("sgemm-ladder: error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Returns whether every rung that ran passed verification.
+fn run(cli: Cli) -> Result<bool> {
+    if cli.list {
+        for rung in RUNGS {
+            println!("{:<4} {:<34} {}", rung.name, rung.idea, rung.entry);
+        }
+        return Ok(true);
+    }
+    let rungs = select_rungs(&cli.rungs)?;
+    let shapes = shapes(&cli)?;
+    if std::env::var("NVIDIA_TF32_OVERRIDE").is_ok_and(|v| v.trim() != "0") {
+        bail!(
+            "NVIDIA_TF32_OVERRIDE is set: cuBLAS would use TF32 and the fp32 comparison would be meaningless; unset it"
+        );
+    }
+    let seed = cli.seed.unwrap_or_else(rand_seed);
+    let options = BenchOptions {
+        warmup: cli.warmup as usize,
+        reps: cli.reps as usize,
+        reference: match cli.reference {
+            Reference::Auto => ReferencePolicy::Auto,
+            Reference::Cpu => ReferencePolicy::Cpu,
+            Reference::Cublas => ReferencePolicy::Cublas,
+        },
+    };
+
+    let gpu = Gpu::new(PTX)?;
+    let info = gpu.info();
+    println!(
+        "device: {} (sm_{}{}, {} SMs, {} MiB L2), seed {seed}",
+        info.name,
+        info.compute_capability.0,
+        info.compute_capability.1,
+        info.sm_count,
+        info.l2_bytes >> 20
+    );
+
+    let mut records: Vec<Record> = Vec::new();
+    for (index, shape) in shapes.iter().enumerate() {
+        let shape_seed = seed.wrapping_add(1000 * index as u64);
+        let rows = run_shape(&gpu, shape, &rungs, &options, shape_seed)
+            .with_context(|| format!("at shape {shape}"))?;
+        for r in &rows {
+            println!(
+                "  {shape:<18} {:<7} {:>10} GFLOP/s  rel error {:<9}  {}",
+                r.rung,
+                r.gflops.map_or("-".into(), |g| format!("{g:.0}")),
+                r.rel_error.map_or("-".into(), |e| format!("{e:.2e}")),
+                r.verdict()
+            );
+        }
+        records.extend(rows);
+    }
+
+    println!("\n{}", text_table(&records));
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    write_report(&cli.report_dir, &records, &command, &info.name)
+        .with_context(|| format!("writing the report to {}", cli.report_dir.display()))?;
+    println!(
+        "report written to {}/results.{{json,md}}",
+        cli.report_dir.display()
+    );
+
+    let failed: Vec<String> = records
+        .iter()
+        .filter(|r| r.failed())
+        .map(|r| format!("{} at {}×{}×{}", r.rung, r.m, r.n, r.k))
+        .collect();
+    if !failed.is_empty() {
+        eprintln!(
+            "sgemm-ladder: verification FAILED for {}",
+            failed.join(", ")
+        );
+    }
+    Ok(failed.is_empty())
+}
+
+fn select_rungs(names: &[String]) -> Result<Vec<&'static Rung>> {
+    if names.is_empty() {
+        return Ok(RUNGS.iter().collect());
+    }
+    names
+        .iter()
+        .map(|name| Rung::by_name(name.trim()).map_err(Into::into))
+        .collect()
+}
+
+fn shapes(cli: &Cli) -> Result<Vec<GemmShape>> {
+    let mut shapes = Vec::new();
+    for &size in &cli.sizes {
+        shapes.push(GemmShape::square(size).with_context(|| format!("--sizes {size}"))?);
+    }
+    for text in cli.shapes.iter().filter(|s| !s.trim().is_empty()) {
+        shapes.push(
+            text.parse::<GemmShape>()
+                .map_err(anyhow::Error::msg)
+                .with_context(|| "--shapes")?,
+        );
+    }
+    if shapes.is_empty() {
+        bail!("nothing to run: give --sizes or --shapes");
+    }
+    Ok(shapes)
+}
+
+fn rand_seed() -> u64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ (std::process::id() as u64).rotate_left(32)
+}
