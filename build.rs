@@ -56,13 +56,60 @@ fn main() {
         exit(1);
     }
 
-    let ptx = target_dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
-    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("kernels.ptx");
-    if let Err(err) = std::fs::copy(&ptx, &out) {
-        eprintln!(
-            "error: kernels-gpu built, but {} is missing: {err}",
-            ptx.display()
-        );
+    let ptx_path = target_dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
+    let ptx = std::fs::read_to_string(&ptx_path).unwrap_or_else(|err| {
+        eprintln!("error: kernels-gpu built, but {} is missing: {err}", ptx_path.display());
         exit(1);
+    });
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let ptx = apply_launch_bounds(&ptx);
+    // Also beside the target folder, so `ptxas -v` checks exactly what the driver will compile.
+    for path in [out_dir.join("kernels.ptx"), target_dir.join("kernels.ptx")] {
+        if let Err(err) = std::fs::write(&path, &ptx) {
+            eprintln!("error: could not write {}: {err}", path.display());
+            exit(1);
+        }
     }
+}
+
+/// Turns each `launch_bounds!(entry, max_threads, min_blocks)` of the kernel crate (exported
+/// as an 8-byte constant `launch_bounds__<entry>`) into the PTX directives `.maxntid` and
+/// `.minnctapersm` on that entry, placed between its parameter list and its body: what CUDA's
+/// `__launch_bounds__` produces.
+fn apply_launch_bounds(ptx: &str) -> String {
+    let mut bounds = std::collections::HashMap::new();
+    for line in ptx.lines() {
+        if let Some((entry, value)) = parse_bounds(line) {
+            bounds.insert(entry.to_string(), value);
+        }
+    }
+    let mut out = String::with_capacity(ptx.len() + 1024);
+    let mut header_of: Option<&str> = None;
+    for line in ptx.lines() {
+        out.push_str(line);
+        out.push('\n');
+        if let Some(rest) = line.split(".entry ").nth(1) {
+            header_of = rest.split('(').next();
+        } else if line.starts_with(')') {
+            if let Some((threads, blocks)) = header_of.and_then(|entry| bounds.get(entry)) {
+                out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+            }
+            header_of = None;
+        }
+    }
+    out
+}
+
+/// Reads `.visible .global .align 4 .b8 launch_bounds__NAME[8] = {b0, b1, ...};` (LLVM drops
+/// trailing zero bytes) as NAME and two little-endian u32s.
+fn parse_bounds(line: &str) -> Option<(&str, (u32, u32))> {
+    let rest = line.split("launch_bounds__").nth(1)?;
+    let entry = rest.split('[').next()?;
+    let body = rest.split('{').nth(1)?.split('}').next()?;
+    let mut bytes = [0u8; 8];
+    for (slot, text) in bytes.iter_mut().zip(body.split(',')) {
+        *slot = text.trim().parse().ok()?;
+    }
+    let word = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
+    Some((entry, (word(0), word(4))))
 }

@@ -3,6 +3,7 @@
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, ValueEnum};
+use rust_gemm::autotune::{Autotuner, Trial};
 use rust_gemm::bench::{BenchOptions, ReferencePolicy, run_shape};
 use rust_gemm::gpu::Gpu;
 use rust_gemm::report::{Record, text_table, write_report};
@@ -53,6 +54,15 @@ struct Cli {
     #[arg(long, default_value = "report")]
     report_dir: PathBuf,
 
+    /// Autotuned rungs (v11): search again and print every candidate's time, even for shapes
+    /// the cache already knows.
+    #[arg(long)]
+    autotune: bool,
+
+    /// The autotune cache (JSON, keyed by device and shape); default: <report-dir>/autotune-cache.json.
+    #[arg(long)]
+    tune_cache: Option<PathBuf>,
+
     /// List the rungs and exit (needs no GPU).
     #[arg(long)]
     list: bool,
@@ -80,7 +90,10 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<bool> {
     if cli.list {
         for rung in RUNGS {
-            println!("{:<4} {:<34} {}", rung.name, rung.idea, rung.entry);
+            println!("{:<4} {:<38} {}", rung.name, rung.idea, rung.entry);
+            for candidate in rung.candidates {
+                println!("       candidate {:<28} {}", candidate.name, candidate.entry);
+            }
         }
         return Ok(true);
     }
@@ -113,10 +126,15 @@ fn run(cli: Cli) -> Result<bool> {
         info.l2_bytes >> 20
     );
 
+    let cache = cli.tune_cache.clone().unwrap_or_else(|| cli.report_dir.join("autotune-cache.json"));
+    let mut tuner = Autotuner::new(Some(cache)).map_err(anyhow::Error::msg)?;
+    tuner.force = cli.autotune;
+    let mut show_search = |rung: &Rung, trials: &[Trial]| print_search(rung, trials);
+
     let mut records: Vec<Record> = Vec::new();
     for (index, shape) in shapes.iter().enumerate() {
         let shape_seed = seed.wrapping_add(1000 * index as u64);
-        let rows = run_shape(&gpu, shape, &rungs, &options, shape_seed)
+        let rows = run_shape(&gpu, shape, &rungs, &options, shape_seed, &mut tuner, &mut show_search)
             .with_context(|| format!("at shape {shape}"))?;
         for r in &rows {
             println!(
@@ -151,6 +169,21 @@ fn run(cli: Cli) -> Result<bool> {
         );
     }
     Ok(failed.is_empty())
+}
+
+fn print_search(rung: &Rung, trials: &[Trial]) {
+    println!("  autotune {}: timing {} candidates", rung.name, trials.len());
+    let best = trials.iter().filter_map(|t| t.outcome.as_ref().ok()).fold(f64::INFINITY, |a, &b| a.min(b));
+    for trial in trials {
+        match &trial.outcome {
+            Ok(ms) => println!(
+                "    {:<12} {ms:>9.3} ms{}",
+                trial.candidate,
+                if *ms == best { "  <- fastest" } else { "" }
+            ),
+            Err(why) => println!("    {:<12} cannot run: {why}", trial.candidate),
+        }
+    }
 }
 
 fn select_rungs(names: &[String]) -> Result<Vec<&'static Rung>> {

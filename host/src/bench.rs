@@ -6,6 +6,7 @@
 //! launch (outside the timed region), and inputs rotated over enough copies that A and B of
 //! consecutive launches are not already in the L2 cache.
 
+use crate::autotune::{Autotuner, Trial};
 use crate::cpu::{random_matrix, reference_gemm, reference_seconds};
 use crate::gpu::Gpu;
 use crate::report::Record;
@@ -92,13 +93,16 @@ impl Checker {
 
 /// Runs cuBLAS and `rungs` on `shape` with inputs drawn from `seed`. Returns one record for
 /// cuBLAS (named "cublas") followed by one per rung. A rung that cannot take this shape (its
-/// limits) gets a record that says why; a CUDA failure ends the run with an error.
+/// limits) gets a record that says why; a CUDA failure ends the run with an error. Autotuned
+/// rungs are resolved through `tuner`; `on_search` sees each new search's trials.
 pub fn run_shape(
     gpu: &Gpu,
     shape: &GemmShape,
-    rungs: &[&Rung],
+    rungs: &[&'static Rung],
     options: &BenchOptions,
     seed: u64,
+    tuner: &mut Autotuner,
+    on_search: &mut dyn FnMut(&Rung, &[Trial]),
 ) -> Result<Vec<Record>, GemmError> {
     let mut inputs = prepare(gpu, shape, options.reference, seed)?;
     let device = gpu.info().name.clone();
@@ -111,15 +115,23 @@ pub fn run_shape(
     })?;
 
     let mut records = vec![cublas];
-    for rung in rungs {
+    for &rung in rungs {
+        let mut trials = Vec::new();
+        let kernel = tuner.pick(gpu, rung, shape, &mut trials)?;
+        if !trials.is_empty() {
+            on_search(rung, &trials);
+        }
         let mut record = new_record(rung.name, rung.idea);
-        if let Err(refusal) = rung.launch(shape, gpu.info().max_shared_per_block) {
+        if !rung.candidates.is_empty() {
+            record.idea = format!("{} → {}", rung.idea, kernel.name);
+        }
+        if let Err(refusal) = kernel.launch(shape, gpu.info().max_shared_per_block) {
             record.skipped = Some(refusal.to_string());
             records.push(record);
             continue;
         }
         measure(gpu, &mut inputs, shape, options, &mut record, |a, b, c| {
-            gpu.launch_rung(rung, a, b, c, shape)
+            gpu.launch_rung(kernel, a, b, c, shape)
         })?;
         record.set_reference_time(cublas_ms);
         records.push(record);
@@ -207,4 +219,58 @@ fn prepare(
         }
     };
     Ok(Inputs { a, b, c, check })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[5.0]), 5.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[9.0, 1.0, 8.0, 2.0, 7.0]), 7.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[1.0, 100.0]), 50.5);
+        assert_eq!(median(&[-1.0, -3.0, -2.0]), -2.0);
+        // Outliers do not move it.
+        assert_eq!(median(&[1.0, 1.1, 1.2, 1.3, 1000.0]), 1.2);
+        // The input is left as it was.
+        let values = [3.0, 1.0, 2.0];
+        median(&values);
+        assert_eq!(values, [3.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "median of no values")]
+    fn median_of_nothing_panics() {
+        median(&[]);
+    }
+
+    #[test]
+    fn input_sets_rotate_past_the_l2_cache() {
+        let square = |s| GemmShape::square(s).unwrap();
+        // 4096³: A and B are 128 MiB, already over twice a 50 MiB L2.
+        assert_eq!(input_sets(&square(4096), 50 * MIB), 1);
+        // 2048³: 32 MiB per set, 100 MiB needed → 4 sets.
+        assert_eq!(input_sets(&square(2048), 50 * MIB), 4);
+        // Exactly twice the L2 in one set.
+        assert_eq!(input_sets(&square(2048), 16 * MIB), 1);
+        assert_eq!(input_sets(&square(2048), 16 * MIB + 1), 2);
+        // Tiny shapes are capped.
+        assert_eq!(input_sets(&square(1), 50 * MIB), MAX_INPUT_SETS);
+        assert_eq!(input_sets(&square(1024), 50 * MIB), MAX_INPUT_SETS);
+        assert_eq!(MAX_INPUT_SETS, 8);
+        // No L2 at all: one set.
+        assert_eq!(input_sets(&square(64), 0), 1);
+        // Only A and B count, not C.
+        let tall = GemmShape::new(4096, 4096, 1).unwrap(); // A + B = 32 KiB
+        assert_eq!(input_sets(&tall, 50 * MIB), MAX_INPUT_SETS);
+        for (size, l2) in [(1, 1), (100, 40 * MIB), (3000, 60 * MIB), (8192, 1)] {
+            let sets = input_sets(&square(size), l2);
+            assert!((1..=MAX_INPUT_SETS).contains(&sets), "{size}, {l2}: {sets}");
+        }
+    }
 }

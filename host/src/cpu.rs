@@ -110,3 +110,170 @@ pub fn reference_seconds(shape: &GemmShape) -> f64 {
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get()) as f64;
     shape.m as f64 * shape.n as f64 * shape.k as f64 / (REFERENCE_MACS_PER_CORE_SECOND * cores)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(m: usize, n: usize, k: usize) -> GemmShape {
+        GemmShape::new(m, n, k).expect("valid test shape")
+    }
+
+    fn abs_all(values: &[f32]) -> Vec<f32> {
+        values.iter().map(|v| v.abs()).collect()
+    }
+
+    /// Checks `reference_gemm` against the triple loop: the product, and the magnitude against
+    /// the triple loop on |A| and |B|.
+    fn check_against_naive(m: usize, n: usize, k: usize, seed: u64) {
+        let s = shape(m, n, k);
+        let a = random_matrix(m * k, seed);
+        let b = random_matrix(k * n, seed.wrapping_add(1));
+        let reference = reference_gemm(&a, &b, &s);
+        let naive = naive_gemm(&a, &b, &s);
+        let naive_magnitude = naive_gemm(&abs_all(&a), &abs_all(&b), &s);
+        assert_eq!(reference.product.len(), m * n);
+        assert_eq!(reference.magnitude.len(), m * n);
+        for i in 0..m * n {
+            let (row, col) = (i / n, i % n);
+            // Both sum exact f64 products of f32 values; allow for a different order anyway.
+            let bound = 1e-12 * naive_magnitude[i].max(1e-300);
+            assert!(
+                (reference.product[i] - naive[i]).abs() <= bound,
+                "{s}: product[{row}][{col}] = {} but the triple loop gives {}",
+                reference.product[i],
+                naive[i]
+            );
+            assert!(
+                (reference.magnitude[i] - naive_magnitude[i]).abs() <= bound,
+                "{s}: magnitude[{row}][{col}] = {} but |A|·|B| gives {}",
+                reference.magnitude[i],
+                naive_magnitude[i]
+            );
+            assert!(
+                reference.magnitude[i] >= reference.product[i].abs(),
+                "{s}: |A|·|B| must bound |A·B| at [{row}][{col}]"
+            );
+        }
+    }
+
+    #[test]
+    fn reference_matches_naive_on_small_and_ragged_shapes() {
+        let shapes = [
+            (1, 1, 1),
+            (7, 5, 3),
+            (33, 70, 17),
+            // Rows not a multiple of ROWS_PER_TASK, columns past one COLS_PER_PASS.
+            (9, 300, 5),
+            (17, 513, 4),
+            (ROWS_PER_TASK, COLS_PER_PASS, 2),
+            (ROWS_PER_TASK + 1, COLS_PER_PASS + 1, 3),
+            (1, 257, 31),
+            (40, 1, 64),
+        ];
+        for (index, &(m, n, k)) in shapes.iter().enumerate() {
+            check_against_naive(m, n, k, 100 + 10 * index as u64);
+        }
+    }
+
+    #[test]
+    fn hand_computed_two_by_two() {
+        let s = shape(2, 2, 2);
+        // [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50]
+        let a = [1.0f32, 2.0, 3.0, 4.0];
+        let b = [5.0f32, 6.0, 7.0, 8.0];
+        let reference = reference_gemm(&a, &b, &s);
+        assert_eq!(reference.product, vec![19.0, 22.0, 43.0, 50.0]);
+        assert_eq!(reference.magnitude, vec![19.0, 22.0, 43.0, 50.0]);
+        assert_eq!(naive_gemm(&a, &b, &s), vec![19.0, 22.0, 43.0, 50.0]);
+
+        // With signs: [1 -2; 3 4] · [5 6; -7 8]
+        let a = [1.0f32, -2.0, 3.0, 4.0];
+        let b = [5.0f32, 6.0, -7.0, 8.0];
+        let reference = reference_gemm(&a, &b, &s);
+        assert_eq!(reference.product, vec![19.0, -10.0, -13.0, 50.0]);
+        assert_eq!(reference.magnitude, vec![19.0, 22.0, 43.0, 50.0]);
+        assert_eq!(naive_gemm(&a, &b, &s), vec![19.0, -10.0, -13.0, 50.0]);
+    }
+
+    #[test]
+    fn hand_computed_non_square() {
+        // A is 2×3, B is 3×1: [1 2 3; -1 0 0.5] · [2; -1; 4] = [12; 0]
+        let s = shape(2, 1, 3);
+        let a = [1.0f32, 2.0, 3.0, -1.0, 0.0, 0.5];
+        let b = [2.0f32, -1.0, 4.0];
+        let reference = reference_gemm(&a, &b, &s);
+        assert_eq!(reference.product, vec![12.0, 0.0]);
+        assert_eq!(reference.magnitude, vec![16.0, 4.0]);
+        // 1×1×1
+        let reference = reference_gemm(&[-3.0], &[0.5], &shape(1, 1, 1));
+        assert_eq!(reference.product, vec![-1.5]);
+        assert_eq!(reference.magnitude, vec![1.5]);
+    }
+
+    #[test]
+    fn reference_accumulates_in_f64() {
+        // 1 + 2⁻³⁰ − 1 rounds to 0 in f32 but not in f64.
+        let tiny = (2.0f64).powi(-30) as f32;
+        let s = shape(1, 1, 3);
+        let reference = reference_gemm(&[1.0, tiny, -1.0], &[1.0, 1.0, 1.0], &s);
+        assert_eq!(reference.product, vec![tiny as f64]);
+    }
+
+    #[test]
+    #[should_panic(expected = "A must be m×k")]
+    fn reference_rejects_mismatched_a() {
+        reference_gemm(&[1.0; 5], &[1.0; 6], &shape(2, 3, 2));
+    }
+
+    #[test]
+    #[should_panic(expected = "B must be k×n")]
+    fn reference_rejects_mismatched_b() {
+        reference_gemm(&[1.0; 4], &[1.0; 7], &shape(2, 3, 2));
+    }
+
+    #[test]
+    fn random_matrix_is_reproducible_and_in_range() {
+        // More than one RANDOM_CHUNK, so several parallel streams are involved.
+        let len = 2 * RANDOM_CHUNK + 123;
+        let first = random_matrix(len, 42);
+        let second = random_matrix(len, 42);
+        assert_eq!(first.len(), len);
+        assert_eq!(first, second, "the same seed must give the same matrix");
+        assert!(
+            first.iter().all(|&v| (-1.0..1.0).contains(&v)),
+            "values must lie in [-1, 1)"
+        );
+        assert!(first.iter().any(|&v| v != first[0]), "values must vary");
+        let zeros = first.iter().filter(|&&v| v == 0.0).count();
+        assert!(zeros * 1000 < len, "{zeros} zeros out of {len}");
+        assert!(first.iter().any(|&v| v < -0.5) && first.iter().any(|&v| v > 0.5));
+        let mean = first.iter().map(|&v| v as f64).sum::<f64>() / len as f64;
+        assert!(mean.abs() < 0.02, "mean {mean} is far from 0");
+        // The parallel streams must not repeat each other.
+        assert_ne!(
+            first[..RANDOM_CHUNK],
+            first[RANDOM_CHUNK..2 * RANDOM_CHUNK],
+            "chunks must draw from different streams"
+        );
+    }
+
+    #[test]
+    fn random_matrix_depends_on_seed() {
+        let a = random_matrix(1000, 1);
+        let b = random_matrix(1000, 2);
+        let same = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+        assert!(same < 10, "seeds 1 and 2 agree on {same} of 1000 values");
+        // A prefix of a longer matrix is the shorter matrix (generation is per chunk).
+        assert_eq!(random_matrix(10, 7)[..], random_matrix(20, 7)[..10]);
+        assert!(random_matrix(0, 3).is_empty());
+    }
+
+    #[test]
+    fn reference_time_estimate_scales_with_work() {
+        let small = reference_seconds(&shape(100, 100, 100));
+        let large = reference_seconds(&shape(200, 200, 200));
+        assert!(small > 0.0);
+        assert!((large / small - 8.0).abs() < 1e-9);
+    }
+}

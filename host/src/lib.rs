@@ -6,9 +6,11 @@
 //! - [`cpu`]: random matrices and the CPU reference (f64 accumulation, multi-threaded).
 //! - [`verify`]: error norms and the tolerance a result must meet.
 //! - [`gpu`]: the CUDA runtime (through cudarc): module loading, launches, cuBLAS, timing.
+//! - [`autotune`]: picks the fastest candidate kernel per device and shape, with a JSON cache.
 //! - [`bench`]: the harness that verifies and times rungs against cuBLAS.
 //! - [`report`]: result records, the printed table, Markdown and JSON.
 
+pub mod autotune;
 pub mod bench;
 pub mod cpu;
 pub mod error;

@@ -220,3 +220,288 @@ pub fn write_report(
     );
     std::fs::write(dir.join("results.md"), markdown)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::verify::ReferenceKind;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn shape(m: usize, n: usize, k: usize) -> GemmShape {
+        GemmShape::new(m, n, k).unwrap()
+    }
+
+    fn verification(passed: bool, rel_error: f64) -> Verification {
+        Verification {
+            rel_error,
+            max_abs_error: rel_error * 10.0,
+            tolerance: 1e-5,
+            elements_out_of_bound: usize::from(!passed),
+            reference: ReferenceKind::CpuF64,
+            passed,
+        }
+    }
+
+    /// cuBLAS, a passing rung, a failing rung and a skipped rung at 127×129×131.
+    fn sample_records() -> Vec<Record> {
+        let s = shape(127, 129, 131);
+        let mut cublas = Record::new("cublas", "cuBLAS SGEMM, TF32 off", &s, "Test GPU", 7, 5);
+        cublas.set_verification(&verification(true, 1.5e-7));
+        cublas.set_time(0.5, &s);
+        cublas.set_reference_time(0.5);
+        let mut good = Record::new("v0", "global memory", &s, "Test GPU", 7, 5);
+        good.set_verification(&verification(true, 2.5e-7));
+        good.set_time(1.0, &s);
+        good.set_reference_time(0.5);
+        let mut bad = Record::new("v3", "4×4 outputs per thread", &s, "Test GPU", 7, 5);
+        bad.set_verification(&verification(false, 0.25));
+        bad.set_time(2.0, &s);
+        bad.set_reference_time(0.5);
+        let mut skipped = Record::new("v1", "whole panels in shared memory", &s, "Test GPU", 7, 5);
+        skipped.skipped = Some("rung v1 needs 393216 bytes of shared memory".to_string());
+        vec![cublas, good, bad, skipped]
+    }
+
+    /// A fresh folder under the system's temporary directory, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> Self {
+            static COUNTER: AtomicUsize = AtomicUsize::new(0);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let path = std::env::temp_dir().join(format!(
+                "gemm-host-{tag}-{}-{nanos}-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            assert!(!path.exists(), "{} already exists", path.display());
+            TempDir(path)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn new_record_is_empty_and_unpassed() {
+        let r = Record::new("v2", "idea", &shape(2, 3, 4), "dev", 9, 20);
+        assert_eq!((r.m, r.n, r.k), (2, 3, 4));
+        assert_eq!((r.rung.as_str(), r.device.as_str()), ("v2", "dev"));
+        assert_eq!((r.seed, r.reps), (9, 20));
+        assert!(!r.passed);
+        assert!(r.gflops.is_none() && r.rel_error.is_none() && r.skipped.is_none());
+        // Never verified counts as failed: nothing passes by default.
+        assert!(r.failed());
+        assert_eq!(r.verdict(), "FAIL");
+    }
+
+    #[test]
+    fn failed_and_verdict() {
+        let s = shape(4, 4, 4);
+        let mut r = Record::new("v0", "idea", &s, "dev", 0, 1);
+        r.set_verification(&verification(true, 1e-7));
+        assert!(!r.failed());
+        assert_eq!(r.verdict(), "PASS");
+        r.set_verification(&verification(false, 1.0));
+        assert!(r.failed());
+        assert_eq!(r.verdict(), "FAIL");
+        // Skipped is not a failure, whatever `passed` says.
+        r.skipped = Some("too big".into());
+        assert!(!r.failed());
+        assert_eq!(r.verdict(), "skipped");
+        r.passed = true;
+        assert!(!r.failed());
+        assert_eq!(r.verdict(), "skipped");
+    }
+
+    #[test]
+    fn verification_and_rates_are_stored() {
+        let s = shape(1000, 1000, 1000);
+        let mut r = Record::new("v4", "idea", &s, "dev", 0, 1);
+        let v = Verification {
+            rel_error: 1e-6,
+            max_abs_error: 2e-5,
+            tolerance: 3e-5,
+            elements_out_of_bound: 0,
+            reference: ReferenceKind::Cublas,
+            passed: true,
+        };
+        r.set_verification(&v);
+        assert_eq!(r.rel_error, Some(1e-6));
+        assert_eq!(r.max_abs_error, Some(2e-5));
+        assert_eq!(r.tolerance, Some(3e-5));
+        assert_eq!(r.reference.as_deref(), Some("cublas"));
+        assert!(r.passed);
+        // 2·10⁹ flops in 1 ms: 2000 GFLOP/s; cuBLAS in 0.5 ms: 4000 GFLOP/s, so 50 %.
+        r.set_time(1.0, &s);
+        assert_eq!(r.time_ms, Some(1.0));
+        assert!((r.gflops.unwrap() - 2000.0).abs() < 1e-9);
+        r.set_reference_time(0.5);
+        assert!((r.reference_gflops.unwrap() - 4000.0).abs() < 1e-9);
+        assert!((r.percent_of_reference.unwrap() - 50.0).abs() < 1e-9);
+        // Without a time of its own there is no percentage.
+        let mut untimed = Record::new("v4", "idea", &s, "dev", 0, 1);
+        untimed.set_reference_time(0.5);
+        assert!(untimed.reference_gflops.is_some());
+        assert!(untimed.percent_of_reference.is_none());
+    }
+
+    #[test]
+    fn text_table_shows_rows_verdicts_and_skip_reasons() {
+        let records = sample_records();
+        let table = text_table(&records);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("rung") && lines[0].contains("GFLOP/s"),
+            "{table}"
+        );
+        assert!(lines[1].starts_with("----"), "{table}");
+        let row = |name: &str| {
+            *lines
+                .iter()
+                .find(|l| l.starts_with(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("no row for {name} in\n{table}"))
+        };
+        assert!(row("cublas").ends_with("PASS"), "{table}");
+        assert!(row("v0").ends_with("PASS") && row("v0").contains("127×129×131"));
+        assert!(
+            row("v0").contains("50.0"),
+            "v0 runs at 50% of cuBLAS:\n{table}"
+        );
+        assert!(
+            row("v3").ends_with("FAIL") && row("v3").contains("2.50e-1"),
+            "{table}"
+        );
+        assert!(row("v1").ends_with("skipped"), "{table}");
+        assert!(
+            table.contains("v1 at 127×129×131 skipped: rung v1 needs 393216 bytes"),
+            "{table}"
+        );
+        // Columns line up: every row starts each column at the header's offset.
+        let col = lines[0].chars().count() - "check".len();
+        for line in &lines[2..2 + records.len()] {
+            let verdict = line.rsplit("  ").next().unwrap();
+            assert_eq!(
+                line.chars().count() - verdict.chars().count(),
+                col,
+                "misaligned row {line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn markdown_table_shows_rows_verdicts_and_skip_reasons() {
+        let records = sample_records();
+        let table = markdown_table(&records);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[0].starts_with("| rung | idea |"), "{table}");
+        assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|---|");
+        let rows: Vec<&&str> = lines[2..].iter().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(rows.len(), records.len(), "{table}");
+        for (row, record) in rows.iter().zip(&records) {
+            assert!(row.starts_with(&format!("| {} |", record.rung)), "{row}");
+            assert!(row.ends_with(&format!("| {} |", record.verdict())), "{row}");
+            assert_eq!(row.matches('|').count(), 10, "{row}");
+        }
+        assert!(
+            table.contains("v1 at 127×129×131 skipped: rung v1 needs"),
+            "{table}"
+        );
+        assert!(!markdown_table(&records[..3]).contains("skipped"));
+    }
+
+    #[test]
+    fn write_report_writes_json_and_markdown() {
+        let dir = TempDir::new("report");
+        let target = dir.0.join("nested");
+        let records = sample_records();
+        let command = "sgemm-ladder --sizes 64 --shapes 127x129x131";
+        write_report(&target, &records, command, "Test GPU").unwrap();
+
+        let json = std::fs::read_to_string(target.join("results.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        let array = value.as_array().expect("a JSON array");
+        assert_eq!(array.len(), records.len());
+        for (entry, record) in array.iter().zip(&records) {
+            for field in [
+                "rung",
+                "m",
+                "n",
+                "k",
+                "gflops",
+                "reference_gflops",
+                "rel_error",
+                "passed",
+                "device",
+            ] {
+                assert!(
+                    entry.get(field).is_some(),
+                    "field {field} missing in {entry}"
+                );
+            }
+            assert_eq!(entry["rung"], record.rung.as_str());
+            assert_eq!(entry["m"], 127);
+            assert_eq!(entry["n"], 129);
+            assert_eq!(entry["k"], 131);
+            assert_eq!(entry["passed"], record.passed);
+            assert_eq!(entry["device"], "Test GPU");
+        }
+        assert_eq!(array[2]["rel_error"], 0.25);
+        assert!(array[3]["gflops"].is_null());
+        // Reads back (serde_json parses floats to within an ulp, not always exactly).
+        let back: Vec<Record> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.len(), records.len());
+        for (b, r) in back.iter().zip(&records) {
+            assert_eq!(
+                (&b.rung, b.passed, &b.skipped, b.seed),
+                (&r.rung, r.passed, &r.skipped, r.seed)
+            );
+            let close = |x: Option<f64>, y: Option<f64>| match (x, y) {
+                (Some(x), Some(y)) => (x - y).abs() <= 1e-12 * y.abs(),
+                (x, y) => x == y,
+            };
+            assert!(close(b.gflops, r.gflops) && close(b.rel_error, r.rel_error));
+            assert!(close(b.max_abs_error, r.max_abs_error), "{b:?}");
+        }
+
+        let markdown = std::fs::read_to_string(target.join("results.md")).unwrap();
+        assert!(markdown.contains(&format!("`{command}`")), "{markdown}");
+        assert!(markdown.contains("Device: Test GPU"), "{markdown}");
+        assert!(markdown.contains(&markdown_table(&records)), "{markdown}");
+
+        // Writing again replaces the files.
+        write_report(&target, &records[..1], "again", "Test GPU").unwrap();
+        let json = std::fs::read_to_string(target.join("results.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value.as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn write_report_with_nan_error_is_still_valid_json() {
+        // A NaN-poisoned result has a NaN relative error; JSON has no NaN.
+        let dir = TempDir::new("nan");
+        let mut records = sample_records();
+        records[2].rel_error = Some(f64::NAN);
+        records[2].max_abs_error = Some(f64::NAN);
+        write_report(&dir.0, &records, "cmd", "dev").unwrap();
+        let json = std::fs::read_to_string(dir.0.join("results.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(value[2]["passed"], false);
+        assert!(text_table(&records).contains("NaN"));
+    }
+
+    #[test]
+    fn write_report_fails_on_a_file_in_the_way() {
+        let dir = TempDir::new("blocked");
+        std::fs::create_dir_all(&dir.0).unwrap();
+        let file = dir.0.join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        assert!(write_report(&file, &sample_records(), "cmd", "dev").is_err());
+    }
+}

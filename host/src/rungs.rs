@@ -18,6 +18,15 @@ pub enum SharedMem {
     },
 }
 
+/// How blocks are laid out over the tiles of C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridOrder {
+    /// A 2-D grid: block (x, y) computes tile row y, tile column x.
+    RowMajor,
+    /// A 1-D grid of one block per tile; the kernel maps its index to a tile in grouped order.
+    Grouped,
+}
+
 /// One rung of the ladder: a kernel entry point and everything needed to launch it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rung {
@@ -37,6 +46,11 @@ pub struct Rung {
     pub shared_mem: SharedMem,
     /// Whether A and B are read with 128-bit loads, which need 16-byte-aligned base addresses.
     pub vector_loads: bool,
+    /// How blocks map to tiles of C.
+    pub grid: GridOrder,
+    /// For an autotuned rung, the kernels it chooses from (the host times them per shape, see
+    /// [`crate::autotune`]); empty for a rung that is one kernel.
+    pub candidates: &'static [Rung],
 }
 
 /// Every rung, in ladder order.
@@ -50,6 +64,8 @@ pub const RUNGS: &[Rung] = &[
         block_tile_n: 32,
         shared_mem: SharedMem::None,
         vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
     },
     Rung {
         name: "v1",
@@ -63,6 +79,8 @@ pub const RUNGS: &[Rung] = &[
             bytes_per_k: (4 + 8) * 4,
         },
         vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
     },
     Rung {
         name: "v2",
@@ -73,6 +91,8 @@ pub const RUNGS: &[Rung] = &[
         block_tile_n: 32,
         shared_mem: SharedMem::Fixed(2 * 32 * 32 * 4),
         vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
     },
     Rung {
         name: "v3",
@@ -83,6 +103,8 @@ pub const RUNGS: &[Rung] = &[
         block_tile_n: 64,
         shared_mem: SharedMem::Fixed(2 * 64 * 16 * 4),
         vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
     },
     Rung {
         name: "v4",
@@ -93,8 +115,112 @@ pub const RUNGS: &[Rung] = &[
         block_tile_n: 64,
         shared_mem: SharedMem::Fixed(2 * 64 * 16 * 4),
         vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+    },
+    Rung {
+        name: "v5",
+        idea: "8×8 register tiles, outer products",
+        entry: "sgemm_v05_register_blocking",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+    },
+    Rung {
+        name: "v6",
+        idea: "float4 B fragments from shared",
+        entry: "sgemm_v06_vector_fragments",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+    },
+    Rung {
+        name: "v7",
+        idea: "A tile transposed in shared",
+        entry: "sgemm_v07_transposed_a",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+    },
+    Rung {
+        name: "v8",
+        idea: "double buffering",
+        entry: "sgemm_v08_double_buffering",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+    },
+    Rung {
+        name: "v9",
+        idea: "grouped launch order (L2 reuse)",
+        entry: "sgemm_v09_grouped_order",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+    },
+    warp_tiled("v10", "warp tiling, conflict-free fragments", "sgemm_v10_warp_tiling", 128, 128, 8),
+    Rung {
+        candidates: V11_CANDIDATES,
+        ..warp_tiled("v11", "autotuned block tile", "sgemm_v10_warp_tiling", 128, 128, 8)
     },
 ];
+
+/// The block tiles v11 chooses from: v10's kernel monomorphized over tile sizes.
+pub const V11_CANDIDATES: &[Rung] = &[
+    warp_tiled("128x128x8", "128×128 tile, 8 deep", "sgemm_v10_warp_tiling", 128, 128, 8),
+    warp_tiled("128x128x16", "128×128 tile, 16 deep", "sgemm_v11_tile_128x128x16", 128, 128, 16),
+    warp_tiled("128x64x8", "128×64 tile, 8 deep", "sgemm_v11_tile_128x64x8", 128, 64, 8),
+    warp_tiled("128x64x16", "128×64 tile, 16 deep", "sgemm_v11_tile_128x64x16", 128, 64, 16),
+    warp_tiled("64x128x8", "64×128 tile, 8 deep", "sgemm_v11_tile_64x128x8", 64, 128, 8),
+    warp_tiled("64x128x16", "64×128 tile, 16 deep", "sgemm_v11_tile_64x128x16", 64, 128, 16),
+    warp_tiled("64x64x16", "64×64 tile, 16 deep", "sgemm_v11_tile_64x64x16", 64, 64, 16),
+];
+
+/// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep:
+/// 64×32 warp tiles of 32 threads, and two stages of the padded transposed A tile and the B tile.
+const fn warp_tiled(
+    name: &'static str,
+    idea: &'static str,
+    entry: &'static str,
+    block_tile_m: u32,
+    block_tile_n: u32,
+    tile_k: u32,
+) -> Rung {
+    let threads = (block_tile_m / 64) * (block_tile_n / 32) * 32;
+    let stage_floats = tile_k * (block_tile_m + 4) + tile_k * block_tile_n;
+    Rung {
+        name,
+        idea,
+        entry,
+        block_dim: (threads, 1),
+        block_tile_m,
+        block_tile_n,
+        shared_mem: SharedMem::Fixed(2 * stage_floats as usize * 4),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+    }
+}
 
 /// CUDA's limit on blocks along grid y (grid x allows 2³¹ − 1).
 pub const MAX_GRID_Y: u64 = 65_535;
@@ -150,8 +276,12 @@ impl Rung {
                 max_k,
             });
         }
-        let blocks_x = shape.n.div_ceil(self.block_tile_n as usize) as u64;
-        let blocks_y = shape.m.div_ceil(self.block_tile_m as usize) as u64;
+        let tiles_n = shape.n.div_ceil(self.block_tile_n as usize) as u64;
+        let tiles_m = shape.m.div_ceil(self.block_tile_m as usize) as u64;
+        let (blocks_x, blocks_y) = match self.grid {
+            GridOrder::RowMajor => (tiles_n, tiles_m),
+            GridOrder::Grouped => (tiles_n * tiles_m, 1),
+        };
         for (axis, blocks, limit) in [("x", blocks_x, MAX_GRID_X), ("y", blocks_y, MAX_GRID_Y)] {
             if blocks > limit {
                 return Err(GemmError::GridTooLarge {

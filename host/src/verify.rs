@@ -92,7 +92,9 @@ pub fn compare_with_cpu(c: &[f32], product: &[f64], magnitude: &[f64], k: usize)
         .zip(product.iter().zip(magnitude))
         .filter(|&(&x, (&r, &mag))| {
             let err = (x as f64 - r).abs();
-            !(err <= gamma * mag) // NaN compares false, so it counts as out of bound
+            // A NaN compares as None, so it counts as out of bound.
+            err.partial_cmp(&(gamma * mag))
+                .is_none_or(std::cmp::Ordering::is_gt)
         })
         .count();
     finish(
@@ -156,5 +158,229 @@ fn finish(
         elements_out_of_bound,
         reference: kind,
         passed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GemmShape;
+    use crate::cpu::{random_matrix, reference_gemm};
+
+    const U: f64 = FP32_UNIT_ROUNDOFF;
+
+    /// Random A·B for `shape`: the f64 reference and its magnitudes, and the reference rounded
+    /// to fp32 (the best result an fp32 kernel can return).
+    fn case(m: usize, n: usize, k: usize, seed: u64) -> (Vec<f32>, Vec<f64>, Vec<f64>) {
+        let shape = GemmShape::new(m, n, k).unwrap();
+        let a = random_matrix(m * k, seed);
+        let b = random_matrix(k * n, seed + 1);
+        let reference = reference_gemm(&a, &b, &shape);
+        let rounded = reference.product.iter().map(|&x| x as f32).collect();
+        (rounded, reference.product, reference.magnitude)
+    }
+
+    #[test]
+    fn unit_roundoff_is_two_to_the_minus_24() {
+        assert_eq!(FP32_UNIT_ROUNDOFF, 2f64.powi(-24));
+        assert_eq!(FP32_UNIT_ROUNDOFF, f32::EPSILON as f64 / 2.0);
+    }
+
+    #[test]
+    fn tolerance_values() {
+        assert_eq!(fp32_tolerance(1), 2f64.powi(-20));
+        assert_eq!(fp32_tolerance(4), 2f64.powi(-19));
+        assert_eq!(fp32_tolerance(4096), 2f64.powi(-14));
+        let t = fp32_tolerance(1000);
+        assert!((t - 16.0 * U * 1000f64.sqrt()).abs() < 1e-18);
+        assert!(fp32_tolerance(2) > fp32_tolerance(1));
+    }
+
+    #[test]
+    fn gamma_values() {
+        assert_eq!(gamma(1, U), U / (1.0 - U));
+        assert_eq!(gamma(3, 0.25), 3.0); // 0.75 / 0.25
+        assert_eq!(gamma(1 << 23, U), 1.0); // k·u = 1/2
+        let ku = 4096.0 * U;
+        assert_eq!(gamma(4096, U), ku / (1.0 - ku));
+        assert!(
+            (gamma(4096, U) - ku).abs() < 1e-3 * ku,
+            "γ ≈ k·u for small k·u"
+        );
+        // k·u ≥ 1: the bound says nothing.
+        assert_eq!(gamma(1 << 24, U), f64::INFINITY);
+        assert_eq!(gamma((1 << 24) + 1, U), f64::INFINITY);
+        assert_eq!(gamma(2, 0.5), f64::INFINITY);
+        assert_eq!(gamma(0, U), 0.0);
+    }
+
+    #[test]
+    fn rounded_reference_passes() {
+        for &(m, n, k) in &[(1, 1, 1), (7, 5, 3), (33, 70, 17), (64, 48, 300)] {
+            let (c, product, magnitude) = case(m, n, k, 11);
+            let v = compare_with_cpu(&c, &product, &magnitude, k);
+            assert!(v.passed, "{m}×{n}×{k}: {v:?}");
+            assert_eq!(v.elements_out_of_bound, 0);
+            assert_eq!(v.reference, ReferenceKind::CpuF64);
+            assert_eq!(v.tolerance, fp32_tolerance(k));
+            // Rounding to fp32 is off by at most u relative, per element and in norm.
+            assert!(v.rel_error <= U, "{v:?}");
+            assert!(v.max_abs_error.is_finite());
+        }
+    }
+
+    #[test]
+    fn one_element_far_off_fails() {
+        let (mut c, product, magnitude) = case(40, 30, 64, 3);
+        c[17] += 1.0;
+        let v = compare_with_cpu(&c, &product, &magnitude, 64);
+        assert!(!v.passed, "{v:?}");
+        assert_eq!(v.elements_out_of_bound, 1);
+        assert!((v.max_abs_error - 1.0).abs() < 1e-3, "{v:?}");
+    }
+
+    #[test]
+    fn elementwise_bound_catches_what_the_norm_misses() {
+        // One element just outside γ_k·(|A|·|B|): too small to move the Frobenius norm past its
+        // tolerance, but it must still fail.
+        let k = 256;
+        let (mut c, product, magnitude) = case(128, 128, k, 5);
+        let i = 1234;
+        let bound = gamma(k, U) * magnitude[i];
+        c[i] = (product[i] + 3.0 * bound) as f32;
+        let v = compare_with_cpu(&c, &product, &magnitude, k);
+        assert!(
+            v.rel_error <= v.tolerance,
+            "the test needs a small norm error: {v:?}"
+        );
+        assert_eq!(v.elements_out_of_bound, 1, "{v:?}");
+        assert!(!v.passed);
+    }
+
+    #[test]
+    fn norm_catches_what_the_elementwise_bound_misses() {
+        // product = [3, 4] (norm 5), result [3, 3]: relative error exactly 1/5. The magnitudes are
+        // large, so every element is inside its bound; only the norm check fails.
+        let product = [3.0f64, 4.0];
+        let magnitude = [1e9f64, 1e9];
+        let v = compare_with_cpu(&[3.0, 3.0], &product, &magnitude, 1);
+        assert_eq!(v.rel_error, 0.2);
+        assert_eq!(v.max_abs_error, 1.0);
+        assert_eq!(v.elements_out_of_bound, 0);
+        assert!(!v.passed, "{v:?}");
+
+        let v = compare_with_cpu(&[3.0, 4.0], &product, &magnitude, 1);
+        assert_eq!(v.rel_error, 0.0);
+        assert_eq!(v.max_abs_error, 0.0);
+        assert!(v.passed);
+    }
+
+    #[test]
+    fn relative_error_hand_example() {
+        // diff = [0, 0.5, -0.5, 0] → ‖diff‖ = √0.5; ‖R‖ = √(1+4+9+16) = √30.
+        let product = [1.0f64, 2.0, 3.0, 4.0];
+        let magnitude = [10.0f64; 4];
+        let c = [1.0f32, 2.5, 2.5, 4.0];
+        let v = compare_with_cpu(&c, &product, &magnitude, 2);
+        let expected = (0.5f64 / 30.0).sqrt();
+        assert!((v.rel_error - expected).abs() < 1e-15, "{v:?}");
+        assert_eq!(v.max_abs_error, 0.5);
+        // |0.5| > γ_2·10 ≈ 1.2e-6 for two elements.
+        assert_eq!(v.elements_out_of_bound, 2);
+        assert!(!v.passed);
+    }
+
+    #[test]
+    fn zero_reference_uses_absolute_norm() {
+        let zeros = [0.0f64; 3];
+        let v = compare_with_cpu(&[0.0, 0.0, 0.0], &zeros, &zeros, 5);
+        assert!(v.passed, "{v:?}");
+        assert_eq!(v.rel_error, 0.0);
+        let v = compare_with_cpu(&[0.0, 3.0, 4.0], &zeros, &zeros, 5);
+        assert_eq!(v.rel_error, 5.0);
+        assert!(!v.passed);
+    }
+
+    #[test]
+    fn nan_element_fails() {
+        let (mut c, product, magnitude) = case(16, 16, 32, 9);
+        c[5] = f32::NAN;
+        let v = compare_with_cpu(&c, &product, &magnitude, 32);
+        assert!(!v.passed);
+        assert!(v.rel_error.is_nan(), "{v:?}");
+        assert!(v.max_abs_error.is_nan(), "a NaN element must show: {v:?}");
+        assert_eq!(v.elements_out_of_bound, 1);
+        // NaN first or last must not be dropped by the max either.
+        for i in [0, c.len() - 1] {
+            let (mut c, ..) = case(16, 16, 32, 9);
+            c[i] = f32::NAN;
+            let v = compare_with_cpu(&c, &product, &magnitude, 32);
+            assert!(!v.passed && v.max_abs_error.is_nan(), "NaN at {i}: {v:?}");
+        }
+    }
+
+    #[test]
+    fn poisoned_output_fails() {
+        // What the harness leaves in C when a kernel writes nothing: all bits set.
+        let (c, product, magnitude) = case(8, 8, 8, 1);
+        let poison = vec![f32::from_bits(u32::MAX); c.len()];
+        let v = compare_with_cpu(&poison, &product, &magnitude, 8);
+        assert!(!v.passed);
+        assert_eq!(v.elements_out_of_bound, c.len());
+    }
+
+    #[test]
+    fn infinite_element_fails() {
+        for bad in [f32::INFINITY, f32::NEG_INFINITY] {
+            let (mut c, product, magnitude) = case(16, 16, 32, 2);
+            c[3] = bad;
+            let v = compare_with_cpu(&c, &product, &magnitude, 32);
+            assert!(!v.passed, "{bad}: {v:?}");
+            assert_eq!(v.elements_out_of_bound, 1);
+        }
+    }
+
+    #[test]
+    fn fp32_comparison_doubles_tolerance_and_needs_finite_values() {
+        let (c, ..) = case(20, 20, 100, 4);
+        let v = compare_with_fp32(&c, &c, 100);
+        assert!(v.passed, "{v:?}");
+        assert_eq!(v.tolerance, 2.0 * fp32_tolerance(100));
+        assert_eq!(v.reference, ReferenceKind::Cublas);
+        assert_eq!(v.rel_error, 0.0);
+
+        // An error between one and two single tolerances passes only here.
+        let mut scaled: Vec<f32> = c.iter().map(|&x| x * (1.0 + 1.5e-5)).collect();
+        let tol = fp32_tolerance(100); // about 9.5e-6
+        let v = compare_with_fp32(&scaled, &c, 100);
+        assert!(v.rel_error > tol && v.rel_error <= 2.0 * tol, "{v:?}");
+        assert!(v.passed, "{v:?}");
+
+        scaled[7] = f32::NAN;
+        let v = compare_with_fp32(&scaled, &c, 100);
+        assert!(!v.passed);
+        assert_eq!(v.elements_out_of_bound, 1);
+
+        let mut inf = c.clone();
+        inf[0] = f32::INFINITY;
+        let v = compare_with_fp32(&inf, &c, 100);
+        assert!(!v.passed);
+        assert_eq!(v.elements_out_of_bound, 1);
+
+        let mut off = c.clone();
+        off[0] += 100.0;
+        assert!(!compare_with_fp32(&off, &c, 100).passed);
+    }
+
+    #[test]
+    #[should_panic(expected = "differ in length")]
+    fn length_mismatch_panics() {
+        compare_with_cpu(&[1.0, 2.0], &[1.0], &[1.0], 1);
+    }
+
+    #[test]
+    fn reference_labels() {
+        assert_eq!(ReferenceKind::CpuF64.label(), "cpu-f64");
+        assert_eq!(ReferenceKind::Cublas.label(), "cublas");
     }
 }

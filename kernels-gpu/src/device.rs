@@ -5,6 +5,7 @@
 
 use core::arch::nvptx;
 use core::simd::f32x4;
+use seq_macro::seq;
 
 /// `threadIdx.x`.
 #[inline(always)]
@@ -121,4 +122,53 @@ pub unsafe fn read4(ptr: *const f32) -> f32x4 {
 #[inline(always)]
 pub unsafe fn write4(ptr: *mut f32, value: f32x4) {
     unsafe { (ptr as *mut f32x4).write(value) }
+}
+
+/// Writes `value` to elements `col..col + 4` of row `row` (`col` a multiple of 4) of a
+/// `rows × cols` row-major matrix, skipping any that fall outside it. One 128-bit store when
+/// all four lie inside and are aligned (`cols % 4 == 0`), else up to four scalar stores.
+#[inline(always)]
+pub unsafe fn store4_or_partial(matrix: *mut f32, rows: u32, cols: u32, row: u32, col: u32, value: f32x4) {
+    if row >= rows {
+        return;
+    }
+    if cols % 4 == 0 && col + 4 <= cols {
+        unsafe { write4(matrix.add(at(row, col, cols)), value) };
+    } else {
+        // Unrolled so the four lanes stay in registers (a loop here would index them).
+        seq!(i in 0..4 {
+            if col + i < cols {
+                unsafe { *matrix.add(at(row, col + i, cols)) = value[i] };
+            }
+        });
+    }
+}
+
+/// `acc[i][j] += a[i] · b[j]` for every `i`, `j`: the outer product at the heart of every
+/// register-blocked rung. The loops have constant bounds and are fully unrolled, so `acc`, `a`
+/// and `b` stay in registers.
+#[inline(always)]
+pub fn outer_product<const M: usize, const N: usize>(acc: &mut [[f32; N]; M], a: &[f32; M], b: &[f32; N]) {
+    for i in 0..M {
+        for j in 0..N {
+            acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        }
+    }
+}
+
+/// Declares launch bounds for a kernel, like CUDA's `__launch_bounds__(max_threads,
+/// min_blocks)`. Rust has no attribute for this, so the macro exports a constant named
+/// `launch_bounds__<entry>`; `build.rs` turns it into the PTX directives
+/// `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` on that entry, and ptxas then
+/// keeps the kernel within `65536 / (max_threads · min_blocks)` registers per thread so that
+/// `min_blocks` blocks fit on one SM.
+#[macro_export]
+macro_rules! launch_bounds {
+    ($entry:ident, $max_threads:expr, $min_blocks:expr) => {
+        const _: () = {
+            #[unsafe(export_name = concat!("launch_bounds__", stringify!($entry)))]
+            #[used]
+            static BOUNDS: [u32; 2] = [$max_threads, $min_blocks];
+        };
+    };
 }

@@ -1,0 +1,181 @@
+//! # v10 — warp tiling
+//!
+//! **Idea.** Add a level between the block and the thread: the 128×128 block tile is split into
+//! 2×4 warp tiles of 64×32, and inside a warp the 32 lanes sit as 8 rows × 4 columns. Each
+//! lane still owns 8×8 outputs, but as 2×2 sub-tiles of 4×4 spaced 32 rows and 16 columns apart
+//! instead of one contiguous 8×8 block. The kernel is generic over the block tile
+//! (`BLOCK_TILE_M`, `BLOCK_TILE_N`, `TILE_K`), which is what the autotuned rung (v11) searches.
+//!
+//! **Fixes.** Bank conflicts. In v7–v9 a quarter-warp's eight B vectors were 32 bytes apart
+//! and collided 2-way. Here the lanes of a quarter-warp (2 lane rows × 4 lane columns) read 2
+//! consecutive A vectors and 4 consecutive B vectors: distinct banks or broadcasts, no
+//! conflict. The transposed A tile gets 4 floats of padding per row, so the transposing stores
+//! of the two k halves land in different banks too. A warp's loads also cover a compact 64×32
+//! region, so each vector it reads serves more of its lanes. It keeps v8's double buffering and
+//! v9's grouped order.
+//!
+//! **Measured** (H100, 4096³, `docs/results/`): see the rung's row in docs/ladder.md.
+//!
+//! Launch: (BLOCK_TILE_M/64)·(BLOCK_TILE_N/32)·32 threads (1-D), grid ⌈m/BM⌉·⌈n/BN⌉ (1-D),
+//! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.
+
+use super::v07_transposed_a::join8;
+use super::v09_grouped_order::{GROUP_M, grouped_tile};
+use crate::device::{
+    at, block_x, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial,
+    sync_threads, thread_x, write4,
+};
+use core::simd::f32x4;
+use seq_macro::seq;
+
+/// Rows of C one warp computes.
+pub const WARP_TILE_M: u32 = 64;
+/// Columns of C one warp computes.
+pub const WARP_TILE_N: u32 = 32;
+/// Lanes of a warp along columns (8 lane rows × 4 lane columns).
+const LANE_COLS: u32 = 4;
+/// Padding after each row of the transposed A tile, in floats (keeps 16-byte alignment).
+const A_PADDING: u32 = 4;
+/// Most float4s one thread stages per operand per step; bounds the register arrays.
+const MAX_LOADS: usize = 4;
+
+/// Threads per block for a `block_tile_m × block_tile_n` block tile.
+pub const fn threads(block_tile_m: u32, block_tile_n: u32) -> u32 {
+    (block_tile_m / WARP_TILE_M) * (block_tile_n / WARP_TILE_N) * 32
+}
+
+/// Floats of shared memory per stage: the padded, transposed A tile, then the B tile.
+pub const fn stage_floats(block_tile_m: u32, block_tile_n: u32, tile_k: u32) -> u32 {
+    tile_k * (block_tile_m + A_PADDING) + tile_k * block_tile_n
+}
+
+crate::launch_bounds!(sgemm_v10_warp_tiling, 256, 2);
+
+/// v10: warp-tiled, double-buffered, grouped, 128×128 block tiles 8 deep.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn sgemm_v10_warp_tiling(
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    unsafe { warp_tiled::<128, 128, 8>(a, b, c, m, n, k) };
+}
+
+/// The warp-tiled GEMM for any block tile whose sides are multiples of the warp tile and whose
+/// depth is a multiple of 8, as long as each thread stages at most 4 float4s per operand.
+#[inline(always)]
+pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const TILE_K: u32>(
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N) };
+    let a_loads = const { (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N)) as usize };
+    let b_loads = const { (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N)) as usize };
+    const {
+        assert!(BLOCK_TILE_M % WARP_TILE_M == 0 && BLOCK_TILE_N % WARP_TILE_N == 0);
+        assert!(TILE_K % 8 == 0);
+        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N);
+        assert!(BLOCK_TILE_M * TILE_K % (4 * t) == 0 && BLOCK_TILE_N * TILE_K % (4 * t) == 0);
+        assert!((BLOCK_TILE_M * TILE_K / 4 / t) as usize <= MAX_LOADS);
+        assert!((BLOCK_TILE_N * TILE_K / 4 / t) as usize <= MAX_LOADS);
+    }
+    let a_stride = BLOCK_TILE_M + A_PADDING;
+
+    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
+    let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
+    let (first_row, first_col) = (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N);
+
+    let thread = thread_x();
+    let (warp, lane) = (thread / 32, thread % 32);
+    let warps_n = BLOCK_TILE_N / WARP_TILE_N;
+    // Top-left of the lane's first 4×4 sub-tile; the others are 32 rows and 16 columns on.
+    let row0 = (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4;
+    let col0 = (warp % warps_n) * WARP_TILE_N + (lane % LANE_COLS) * 4;
+
+    let stages = shared_f32();
+    let stage = |s: u32| {
+        let a_tile = unsafe { stages.add((s * stage_floats(BLOCK_TILE_M, BLOCK_TILE_N, TILE_K)) as usize) };
+        (a_tile, unsafe { a_tile.add((TILE_K * a_stride) as usize) })
+    };
+
+    // Global → registers: float4 number `thread + i·threads` of each tile. The loops are
+    // unrolled over all MAX_LOADS slots so that every index is a constant (slots past the
+    // tile's count fold away); a run-time index would move the arrays to local memory.
+    let fetch = |tile_k: u32| {
+        let mut a4 = [f32x4::splat(0.0); MAX_LOADS];
+        let mut b4 = [f32x4::splat(0.0); MAX_LOADS];
+        seq!(i in 0..4 {
+            if i < a_loads {
+                let index = thread + i as u32 * block_threads;
+                let (row, col) = (index / (TILE_K / 4), index % (TILE_K / 4) * 4);
+                a4[i] = unsafe { load4_or_zero(a, m, k, first_row + row, tile_k + col) };
+            }
+            if i < b_loads {
+                let index = thread + i as u32 * block_threads;
+                let (row, col) = (index / (BLOCK_TILE_N / 4), index % (BLOCK_TILE_N / 4) * 4);
+                b4[i] = unsafe { load4_or_zero(b, k, n, tile_k + row, first_col + col) };
+            }
+        });
+        (a4, b4)
+    };
+    // Registers → shared: A transposed into its padded rows, B as it is.
+    let stash = |(a4, b4): ([f32x4; MAX_LOADS], [f32x4; MAX_LOADS]), s: u32| {
+        let (a_tile, b_tile) = stage(s);
+        seq!(i in 0..4 {
+            if i < a_loads {
+                let index = thread + i as u32 * block_threads;
+                let (row, col) = (index / (TILE_K / 4), index % (TILE_K / 4) * 4);
+                seq!(q in 0..4 {
+                    unsafe { *a_tile.add(at(col + q, row, a_stride)) = a4[i][q] };
+                });
+            }
+            if i < b_loads {
+                let index = thread + i as u32 * block_threads;
+                let (row, col) = (index / (BLOCK_TILE_N / 4), index % (BLOCK_TILE_N / 4) * 4);
+                unsafe { write4(b_tile.add(at(row, col, BLOCK_TILE_N)), b4[i]) };
+            }
+        });
+    };
+
+    stash(fetch(0), 0);
+    sync_threads();
+    let mut acc = [[0.0f32; 8]; 8];
+    let steps = k.div_ceil(TILE_K);
+    for step in 0..steps {
+        let has_next = step + 1 < steps;
+        let next = if has_next { Some(fetch((step + 1) * TILE_K)) } else { None };
+        let (a_tile, b_tile) = stage(step % 2);
+        let mut kk = 0;
+        while kk < TILE_K {
+            seq!(u in 0..8 {
+                let a_row = unsafe { a_tile.add(at(kk + u, row0, a_stride)) };
+                let b_row = unsafe { b_tile.add(at(kk + u, col0, BLOCK_TILE_N)) };
+                let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(32))) };
+                let b_frag = unsafe { join8(read4(b_row), read4(b_row.add(16))) };
+                outer_product(&mut acc, &a_frag, &b_frag);
+            });
+            kk += 8;
+        }
+        if let Some(fetched) = next {
+            stash(fetched, (step + 1) % 2);
+        }
+        sync_threads();
+    }
+
+    // acc[i][j]: row row0 + (i / 4)·32 + i % 4, column col0 + (j / 4)·16 + j % 4.
+    seq!(i in 0..8 {
+        let row = first_row + row0 + (i / 4) * 32 + i % 4;
+        let values = &acc[i];
+        unsafe {
+            store4_or_partial(c, m, n, row, first_col + col0, f32x4::from_array([values[0], values[1], values[2], values[3]]));
+            store4_or_partial(c, m, n, row, first_col + col0 + 16, f32x4::from_array([values[4], values[5], values[6], values[7]]));
+        }
+    });
+}

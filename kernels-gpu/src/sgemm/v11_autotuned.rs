@@ -1,0 +1,35 @@
+//! # v11 — autotuned block tiles
+//!
+//! **Idea.** No new kernel code: v10's generic [`warp_tiled`] is monomorphized over a set of
+//! block tiles (`BLOCK_TILE_M × BLOCK_TILE_N`, `TILE_K` deep), one PTX entry each. The host
+//! times every candidate on the shape at hand the first time it sees that shape, keeps the
+//! fastest in memory and in a JSON cache file keyed by device and shape, and launches it.
+//!
+//! **Fixes.** One tile does not suit every shape or GPU. Larger tiles reuse more data per
+//! load but leave fewer blocks to spread over 132 SMs; deeper `TILE_K` halves the barriers per
+//! flop but doubles the shared memory per stage. Measuring beats guessing.
+//!
+//! **Measured** (H100, 4096³, `docs/results/`): see the rung's row in docs/ladder.md.
+//!
+//! Launch: per candidate, as v10 with that candidate's tile (the host's table lists them).
+
+use super::v10_warp_tiling::warp_tiled;
+
+/// Defines one PTX entry running [`warp_tiled`] with the given block tile.
+macro_rules! tuned_entry {
+    ($name:ident, $block_tile_m:literal, $block_tile_n:literal, $tile_k:literal) => {
+        #[doc = concat!("v11 candidate: ", stringify!($block_tile_m), "×", stringify!($block_tile_n), " block tile, ", stringify!($tile_k), " deep.")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
+            unsafe { warp_tiled::<$block_tile_m, $block_tile_n, $tile_k>(a, b, c, m, n, k) };
+        }
+    };
+}
+
+// 128×128×8 is v10's own entry, `sgemm_v10_warp_tiling`, with its launch bounds.
+tuned_entry!(sgemm_v11_tile_128x128x16, 128, 128, 16);
+tuned_entry!(sgemm_v11_tile_128x64x8, 128, 64, 8);
+tuned_entry!(sgemm_v11_tile_128x64x16, 128, 64, 16);
+tuned_entry!(sgemm_v11_tile_64x128x8, 64, 128, 8);
+tuned_entry!(sgemm_v11_tile_64x128x16, 64, 128, 16);
+tuned_entry!(sgemm_v11_tile_64x64x16, 64, 64, 16);
