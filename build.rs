@@ -58,7 +58,10 @@ fn main() {
 
     let ptx_path = target_dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
     let ptx = std::fs::read_to_string(&ptx_path).unwrap_or_else(|err| {
-        eprintln!("error: kernels-gpu built, but {} is missing: {err}", ptx_path.display());
+        eprintln!(
+            "error: kernels-gpu built, but {} is missing: {err}",
+            ptx_path.display()
+        );
         exit(1);
     });
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
@@ -92,7 +95,9 @@ fn apply_launch_bounds(ptx: &str) -> String {
             header_of = rest.split('(').next();
         } else if line.starts_with(')') {
             if let Some((threads, blocks)) = header_of.and_then(|entry| bounds.get(entry)) {
-                out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+                out.push_str(&format!(
+                    ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
+                ));
             }
             header_of = None;
         }

@@ -12,6 +12,10 @@
 # No GPU is needed.
 set -euo pipefail
 
+# A PTX path given on the command line is taken relative to where the script was called from.
+if [[ $# -ge 1 && "$1" != /* ]]; then
+    set -- "$PWD/$1"
+fi
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
@@ -125,7 +129,7 @@ fi
 bad=0
 {
     echo "kernel|registers|shared|stack|spill stores|spill loads"
-    sort "$scratch/table"
+    LC_ALL=C sort -t"|" -k1,1 "$scratch/table"
 } | awk -F'|' '{ for (i = 1; i <= NF; i++) if (length($i) > w[i]) w[i] = length($i); row[NR] = $0 }
     END {
         for (r = 1; r <= NR; r++) {
@@ -160,7 +164,7 @@ done <"$scratch/table"
 if [[ -s "$scratch/callees" ]]; then
     echo
     echo "device functions called (not inlined):"
-    cut -d'|' -f1 "$scratch/callees" | sort -u | while read -r fn; do
+    cut -d'|' -f1 "$scratch/callees" | LC_ALL=C sort -u | while read -r fn; do
         callers="$(awk -F'|' -v fn="$fn" '$1 == fn { print $2 }' "$scratch/callees" | sort -u | paste -sd, - | sed 's/,/, /g')"
         echo "  $fn  (from $callers)"
     done

@@ -92,7 +92,10 @@ fn run(cli: Cli) -> Result<bool> {
         for rung in RUNGS {
             println!("{:<4} {:<38} {}", rung.name, rung.idea, rung.entry);
             for candidate in rung.candidates {
-                println!("       candidate {:<28} {}", candidate.name, candidate.entry);
+                println!(
+                    "       candidate {:<28} {}",
+                    candidate.name, candidate.entry
+                );
             }
         }
         return Ok(true);
@@ -126,7 +129,10 @@ fn run(cli: Cli) -> Result<bool> {
         info.l2_bytes >> 20
     );
 
-    let cache = cli.tune_cache.clone().unwrap_or_else(|| cli.report_dir.join("autotune-cache.json"));
+    let cache = cli
+        .tune_cache
+        .clone()
+        .unwrap_or_else(|| cli.report_dir.join("autotune-cache.json"));
     let mut tuner = Autotuner::new(Some(cache)).map_err(anyhow::Error::msg)?;
     tuner.force = cli.autotune;
     let mut show_search = |rung: &Rung, trials: &[Trial]| print_search(rung, trials);
@@ -134,8 +140,16 @@ fn run(cli: Cli) -> Result<bool> {
     let mut records: Vec<Record> = Vec::new();
     for (index, shape) in shapes.iter().enumerate() {
         let shape_seed = seed.wrapping_add(1000 * index as u64);
-        let rows = run_shape(&gpu, shape, &rungs, &options, shape_seed, &mut tuner, &mut show_search)
-            .with_context(|| format!("at shape {shape}"))?;
+        let rows = run_shape(
+            &gpu,
+            shape,
+            &rungs,
+            &options,
+            shape_seed,
+            &mut tuner,
+            &mut show_search,
+        )
+        .with_context(|| format!("at shape {shape}"))?;
         for r in &rows {
             println!(
                 "  {shape:<18} {:<7} {:>10} GFLOP/s  rel error {:<9}  {}",
@@ -172,8 +186,15 @@ fn run(cli: Cli) -> Result<bool> {
 }
 
 fn print_search(rung: &Rung, trials: &[Trial]) {
-    println!("  autotune {}: timing {} candidates", rung.name, trials.len());
-    let best = trials.iter().filter_map(|t| t.outcome.as_ref().ok()).fold(f64::INFINITY, |a, &b| a.min(b));
+    println!(
+        "  autotune {}: timing {} candidates",
+        rung.name,
+        trials.len()
+    );
+    let best = trials
+        .iter()
+        .filter_map(|t| t.outcome.as_ref().ok())
+        .fold(f64::INFINITY, |a, &b| a.min(b));
     for trial in trials {
         match &trial.outcome {
             Ok(ms) => println!(

@@ -57,8 +57,14 @@ fn kernels() -> Vec<(String, &'static Rung)> {
 }
 
 /// Runs `rung` (cuBLAS for `None`) on fresh inputs into a NaN-poisoned C and checks the result
-/// against the CPU reference.
-fn check(gpu: &Gpu, label: &str, rung: Option<&Rung>, s: &GemmShape, seed: u64) {
+/// against the CPU reference; the error message says what went wrong.
+fn check(
+    gpu: &Gpu,
+    label: &str,
+    rung: Option<&Rung>,
+    s: &GemmShape,
+    seed: u64,
+) -> Result<(), String> {
     let (a_host, b_host) = inputs(s, seed);
     let a = gpu.upload(&a_host).expect("upload A");
     let b = gpu.upload(&b_host).expect("upload B");
@@ -67,18 +73,33 @@ fn check(gpu: &Gpu, label: &str, rung: Option<&Rung>, s: &GemmShape, seed: u64) 
         Some(rung) => gpu.launch_rung(rung, &a, &b, &mut c, s),
         None => gpu.launch_cublas(&a, &b, &mut c, s),
     }
-    .unwrap_or_else(|e| panic!("{label} at {s}: launch failed: {e}"));
+    .map_err(|e| format!("{label} at {s}: launch failed: {e}"))?;
+    // A fault here poisons the context: later checks would fail too, so stop at once.
     let result = gpu
         .download(&c)
         .unwrap_or_else(|e| panic!("{label} at {s}: {e}"));
     let reference = reference_gemm(&a_host, &b_host, s);
     let v = compare_with_cpu(&result, &reference.product, &reference.magnitude, s.k);
-    assert!(
-        v.passed,
+    let summary = format!(
         "{label} at {s} (seed {seed}): rel error {:.3e} (tolerance {:.3e}), max abs error {:.3e}, {} elements outside the bound",
         v.rel_error, v.tolerance, v.max_abs_error, v.elements_out_of_bound
     );
-    eprintln!("{label:<7} {s:<16} rel error {:.2e}  PASS", v.rel_error);
+    if v.passed {
+        eprintln!("PASS {summary}");
+        Ok(())
+    } else {
+        Err(summary)
+    }
+}
+
+/// Panics listing every failure, if there is any.
+fn assert_all_passed(failures: &[String]) {
+    assert!(
+        failures.is_empty(),
+        "{} failed:\n  {}",
+        failures.len(),
+        failures.join("\n  ")
+    );
 }
 
 #[test]
@@ -87,6 +108,7 @@ fn every_rung_matches_the_cpu_reference() {
     let gpu = open_gpu();
     let max_shared = gpu.info().max_shared_per_block;
     let mut ran = 0;
+    let mut failures = Vec::new();
     for (shape_index, &(m, n, k)) in SHAPES.iter().enumerate() {
         let s = shape(m, n, k);
         for (kernel_index, (label, rung)) in kernels().into_iter().enumerate() {
@@ -95,23 +117,26 @@ fn every_rung_matches_the_cpu_reference() {
                 continue;
             }
             let seed = 1 + 1000 * shape_index as u64 + 10 * kernel_index as u64;
-            check(&gpu, &label, Some(rung), &s, seed);
+            if let Err(failure) = check(&gpu, &label, Some(rung), &s, seed) {
+                failures.push(failure);
+            }
             ran += 1;
         }
     }
     assert!(ran > 0, "no rung ran at any shape");
+    assert_all_passed(&failures);
 }
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn cublas_matches_the_cpu_reference() {
     let gpu = open_gpu();
-    for (index, s) in [shape(127, 129, 131), shape(4097, 31, 513)]
+    let failures: Vec<String> = [shape(127, 129, 131), shape(4097, 31, 513)]
         .iter()
         .enumerate()
-    {
-        check(&gpu, "cublas", None, s, 77 + index as u64);
-    }
+        .filter_map(|(index, s)| check(&gpu, "cublas", None, s, 77 + index as u64).err())
+        .collect();
+    assert_all_passed(&failures);
 }
 
 #[test]

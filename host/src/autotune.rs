@@ -35,14 +35,21 @@ impl Autotuner {
     /// error, not silently ignored.
     pub fn new(cache_path: Option<PathBuf>) -> Result<Self, String> {
         let mut choices = BTreeMap::new();
-        if let Some(path) = &cache_path {
-            if path.exists() {
-                let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-                choices = serde_json::from_str(&text)
-                    .map_err(|e| format!("{} is not a valid autotune cache ({e}); delete it to start afresh", path.display()))?;
-            }
+        if let Some(path) = cache_path.as_ref().filter(|p| p.exists()) {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
+            choices = serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{} is not a valid autotune cache ({e}); delete it to start afresh",
+                    path.display()
+                )
+            })?;
         }
-        Ok(Autotuner { cache_path, choices, force: false })
+        Ok(Autotuner {
+            cache_path,
+            choices,
+            force: false,
+        })
     }
 
     /// The cache key for `shape` on the device called `device`.
@@ -69,10 +76,8 @@ impl Autotuner {
             return Ok(rung);
         }
         let key = Self::key(&gpu.info().name, shape);
-        if !self.force {
-            if let Some(choice) = self.cached(rung, &key) {
-                return Ok(choice);
-            }
+        if let Some(choice) = self.cached(rung, &key).filter(|_| !self.force) {
+            return Ok(choice);
         }
         *trials = search(gpu, rung.candidates, shape)?;
         let best = trials
@@ -81,11 +86,17 @@ impl Autotuner {
             .min_by(|a, b| a.1.total_cmp(&b.1));
         let Some((name, _)) = best else {
             // Every candidate refused the shape: report the first refusal.
-            return rung.candidates[0].launch(shape, gpu.info().max_shared_per_block).map(|_| rung);
+            return rung.candidates[0]
+                .launch(shape, gpu.info().max_shared_per_block)
+                .map(|_| rung);
         };
         self.choices.insert(key, name.to_string());
         self.save();
-        Ok(rung.candidates.iter().find(|c| c.name == name).expect("winner is a candidate"))
+        Ok(rung
+            .candidates
+            .iter()
+            .find(|c| c.name == name)
+            .expect("winner is a candidate"))
     }
 
     fn save(&self) {
@@ -106,7 +117,11 @@ impl Autotuner {
 }
 
 /// Times every candidate on random inputs of `shape` (after two warm-up launches each).
-pub fn search(gpu: &Gpu, candidates: &'static [Rung], shape: &GemmShape) -> Result<Vec<Trial>, GemmError> {
+pub fn search(
+    gpu: &Gpu,
+    candidates: &'static [Rung],
+    shape: &GemmShape,
+) -> Result<Vec<Trial>, GemmError> {
     let (a_len, b_len, c_len) = shape.elements();
     let a = gpu.upload(&random_matrix(a_len, 0x5EED))?;
     let b = gpu.upload(&random_matrix(b_len, 0x5EED + 1))?;
@@ -114,7 +129,10 @@ pub fn search(gpu: &Gpu, candidates: &'static [Rung], shape: &GemmShape) -> Resu
     let mut trials = Vec::new();
     for candidate in candidates {
         if let Err(refusal) = candidate.launch(shape, gpu.info().max_shared_per_block) {
-            trials.push(Trial { candidate: candidate.name, outcome: Err(refusal.to_string()) });
+            trials.push(Trial {
+                candidate: candidate.name,
+                outcome: Err(refusal.to_string()),
+            });
             continue;
         }
         for _ in 0..2 {
@@ -124,7 +142,10 @@ pub fn search(gpu: &Gpu, candidates: &'static [Rung], shape: &GemmShape) -> Resu
         for _ in 0..SEARCH_REPS {
             times.push(gpu.time_ms(|| gpu.launch_rung(candidate, &a, &b, &mut c, shape))?);
         }
-        trials.push(Trial { candidate: candidate.name, outcome: Ok(median(&times)) });
+        trials.push(Trial {
+            candidate: candidate.name,
+            outcome: Ok(median(&times)),
+        });
     }
     Ok(trials)
 }

@@ -178,26 +178,135 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::Grouped,
         candidates: &[],
     },
-    warp_tiled("v10", "warp tiling, conflict-free fragments", "sgemm_v10_warp_tiling", 128, 128, 8),
+    warp_tiled(
+        "v10",
+        "warp tiling, conflict-free fragments",
+        "sgemm_v10_warp_tiling",
+        128,
+        128,
+        8,
+        8,
+    ),
     Rung {
         candidates: V11_CANDIDATES,
-        ..warp_tiled("v11", "autotuned block tile", "sgemm_v10_warp_tiling", 128, 128, 8)
+        ..warp_tiled(
+            "v11",
+            "autotuned block tile",
+            "sgemm_v10_warp_tiling",
+            128,
+            128,
+            8,
+            8,
+        )
     },
 ];
 
 /// The block tiles v11 chooses from: v10's kernel monomorphized over tile sizes.
 pub const V11_CANDIDATES: &[Rung] = &[
-    warp_tiled("128x128x8", "128×128 tile, 8 deep", "sgemm_v10_warp_tiling", 128, 128, 8),
-    warp_tiled("128x128x16", "128×128 tile, 16 deep", "sgemm_v11_tile_128x128x16", 128, 128, 16),
-    warp_tiled("128x64x8", "128×64 tile, 8 deep", "sgemm_v11_tile_128x64x8", 128, 64, 8),
-    warp_tiled("128x64x16", "128×64 tile, 16 deep", "sgemm_v11_tile_128x64x16", 128, 64, 16),
-    warp_tiled("64x128x8", "64×128 tile, 8 deep", "sgemm_v11_tile_64x128x8", 64, 128, 8),
-    warp_tiled("64x128x16", "64×128 tile, 16 deep", "sgemm_v11_tile_64x128x16", 64, 128, 16),
-    warp_tiled("64x64x16", "64×64 tile, 16 deep", "sgemm_v11_tile_64x64x16", 64, 64, 16),
+    warp_tiled(
+        "128x128x8",
+        "128×128 tile, 8 deep",
+        "sgemm_v10_warp_tiling",
+        128,
+        128,
+        8,
+        8,
+    ),
+    warp_tiled(
+        "128x128x16",
+        "128×128 tile, 16 deep",
+        "sgemm_v11_tile_128x128x16",
+        128,
+        128,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "128x64x8",
+        "128×64 tile, 8 deep",
+        "sgemm_v11_tile_128x64x8",
+        128,
+        64,
+        8,
+        8,
+    ),
+    warp_tiled(
+        "128x64x16",
+        "128×64 tile, 16 deep",
+        "sgemm_v11_tile_128x64x16",
+        128,
+        64,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "64x128x8",
+        "64×128 tile, 8 deep",
+        "sgemm_v11_tile_64x128x8",
+        64,
+        128,
+        8,
+        8,
+    ),
+    warp_tiled(
+        "64x128x16",
+        "64×128 tile, 16 deep",
+        "sgemm_v11_tile_64x128x16",
+        64,
+        128,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "64x64x16",
+        "64×64 tile, 16 deep",
+        "sgemm_v11_tile_64x64x16",
+        64,
+        64,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "128x128x8w",
+        "128×128 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_128x128x8_wide",
+        128,
+        128,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "128x128x16w",
+        "128×128 tile, 16 deep, 8×16 per thread",
+        "sgemm_v11_tile_128x128x16_wide",
+        128,
+        128,
+        16,
+        16,
+    ),
+    warp_tiled(
+        "64x128x8w",
+        "64×128 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_64x128x8_wide",
+        64,
+        128,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "256x128x8w",
+        "256×128 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_256x128x8_wide",
+        256,
+        128,
+        8,
+        16,
+    ),
 ];
 
-/// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep:
-/// 64×32 warp tiles of 32 threads, and two stages of the padded transposed A tile and the B tile.
+/// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep and
+/// 8 × `thread_tile_n` outputs per thread: warps of 32 threads, two stages of the padded
+/// transposed A tile and the B tile.
 const fn warp_tiled(
     name: &'static str,
     idea: &'static str,
@@ -205,8 +314,10 @@ const fn warp_tiled(
     block_tile_m: u32,
     block_tile_n: u32,
     tile_k: u32,
+    thread_tile_n: u32,
 ) -> Rung {
-    let threads = (block_tile_m / 64) * (block_tile_n / 32) * 32;
+    // Warp tiles are 64 rows × (4 lane columns · thread_tile_n) columns.
+    let threads = (block_tile_m / 64) * (block_tile_n / (4 * thread_tile_n)) * 32;
     let stage_floats = tile_k * (block_tile_m + 4) + tile_k * block_tile_n;
     Rung {
         name,

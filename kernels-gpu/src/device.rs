@@ -128,7 +128,14 @@ pub unsafe fn write4(ptr: *mut f32, value: f32x4) {
 /// `rows × cols` row-major matrix, skipping any that fall outside it. One 128-bit store when
 /// all four lie inside and are aligned (`cols % 4 == 0`), else up to four scalar stores.
 #[inline(always)]
-pub unsafe fn store4_or_partial(matrix: *mut f32, rows: u32, cols: u32, row: u32, col: u32, value: f32x4) {
+pub unsafe fn store4_or_partial(
+    matrix: *mut f32,
+    rows: u32,
+    cols: u32,
+    row: u32,
+    col: u32,
+    value: f32x4,
+) {
     if row >= rows {
         return;
     }
@@ -145,15 +152,25 @@ pub unsafe fn store4_or_partial(matrix: *mut f32, rows: u32, cols: u32, row: u32
 }
 
 /// `acc[i][j] += a[i] · b[j]` for every `i`, `j`: the outer product at the heart of every
-/// register-blocked rung. The loops have constant bounds and are fully unrolled, so `acc`, `a`
-/// and `b` stay in registers.
+/// register-blocked rung. Unrolled at compile time (up to 8 × 16), so that `acc`, `a` and `b`
+/// are indexed by constants only and stay in registers; LLVM alone stops unrolling at about
+/// 64 fmas and the accumulators would move to local memory.
 #[inline(always)]
-pub fn outer_product<const M: usize, const N: usize>(acc: &mut [[f32; N]; M], a: &[f32; M], b: &[f32; N]) {
-    for i in 0..M {
-        for j in 0..N {
-            acc[i][j] = fma(a[i], b[j], acc[i][j]);
+pub fn outer_product<const M: usize, const N: usize>(
+    acc: &mut [[f32; N]; M],
+    a: &[f32; M],
+    b: &[f32; N],
+) {
+    const { assert!(M <= 8 && N <= 16, "outer_product unrolls at most 8 × 16") };
+    seq!(i in 0..8 {
+        if i < M {
+            seq!(j in 0..16 {
+                if j < N {
+                    acc[i][j] = fma(a[i], b[j], acc[i][j]);
+                }
+            });
         }
-    }
+    });
 }
 
 /// Declares launch bounds for a kernel, like CUDA's `__launch_bounds__(max_threads,

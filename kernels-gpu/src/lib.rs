@@ -10,6 +10,16 @@
 #![allow(internal_features)]
 // Kernels take raw device pointers by design; the host validates them before every launch.
 #![allow(clippy::missing_safety_doc)]
+// `seq!` unrolls loops into straight code with literal indices (`0 * 4 + q`, `i as u32` on a
+// literal, `x % 1`...). That is the point of it: every register-array index becomes a
+// constant. These lints object to exactly those spelled-out constants.
+#![allow(
+    clippy::identity_op,
+    clippy::erasing_op,
+    clippy::eq_op,
+    clippy::unnecessary_cast,
+    clippy::needless_range_loop
+)]
 
 pub mod device;
 pub mod sgemm;

@@ -57,7 +57,11 @@ pub unsafe extern "ptx-kernel" fn sgemm_v05_register_blocking(
     let mut acc: MicroTile = [[0.0; THREAD_TILE]; THREAD_TILE];
     let mut tile_k = 0;
     while tile_k < k {
-        unsafe { load_tiles(a, b, m, n, k, first_row, first_col, tile_k, a_tile, b_tile, thread) };
+        unsafe {
+            load_tiles(
+                a, b, m, n, k, first_row, first_col, tile_k, a_tile, b_tile, thread,
+            )
+        };
         sync_threads();
         for kk in 0..TILE_K {
             let mut a_frag = [0.0f32; THREAD_TILE];
@@ -73,7 +77,16 @@ pub unsafe extern "ptx-kernel" fn sgemm_v05_register_blocking(
         sync_threads();
         tile_k += TILE_K;
     }
-    unsafe { store_micro_tile(&acc, c, m, n, first_row + thread_row * 8, first_col + thread_col * 8) };
+    unsafe {
+        store_micro_tile(
+            &acc,
+            c,
+            m,
+            n,
+            first_row + thread_row * 8,
+            first_col + thread_col * 8,
+        )
+    };
 }
 
 /// Stages the A tile (128×8, row-major) and the B tile (8×128) for the step at `tile_k`: one
@@ -96,8 +109,14 @@ pub unsafe fn load_tiles(
     let (a_row, a_col) = (thread / (TILE_K / 4), thread % (TILE_K / 4) * 4);
     let (b_row, b_col) = (thread / (BLOCK_TILE_N / 4), thread % (BLOCK_TILE_N / 4) * 4);
     unsafe {
-        write4(a_tile.add(at(a_row, a_col, TILE_K)), load4_or_zero(a, m, k, first_row + a_row, tile_k + a_col));
-        write4(b_tile.add(at(b_row, b_col, BLOCK_TILE_N)), load4_or_zero(b, k, n, tile_k + b_row, first_col + b_col));
+        write4(
+            a_tile.add(at(a_row, a_col, TILE_K)),
+            load4_or_zero(a, m, k, first_row + a_row, tile_k + a_col),
+        );
+        write4(
+            b_tile.add(at(b_row, b_col, BLOCK_TILE_N)),
+            load4_or_zero(b, k, n, tile_k + b_row, first_col + b_col),
+        );
     }
 }
 

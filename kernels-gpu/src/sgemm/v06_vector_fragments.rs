@@ -18,7 +18,9 @@
 use super::v05_register_blocking::{
     BLOCK_TILE_M, BLOCK_TILE_N, MicroTile, THREAD_TILE, TILE_K, load_tiles, store_micro_tile,
 };
-use crate::device::{at, block_x, block_y, outer_product, read4, shared_f32, sync_threads, thread_x};
+use crate::device::{
+    at, block_x, block_y, outer_product, read4, shared_f32, sync_threads, thread_x,
+};
 
 const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 
@@ -41,7 +43,11 @@ pub unsafe extern "ptx-kernel" fn sgemm_v06_vector_fragments(
     let mut acc: MicroTile = [[0.0; THREAD_TILE]; THREAD_TILE];
     let mut tile_k = 0;
     while tile_k < k {
-        unsafe { load_tiles(a, b, m, n, k, first_row, first_col, tile_k, a_tile, b_tile, thread) };
+        unsafe {
+            load_tiles(
+                a, b, m, n, k, first_row, first_col, tile_k, a_tile, b_tile, thread,
+            )
+        };
         sync_threads();
         for kk in 0..TILE_K {
             let mut a_frag = [0.0f32; THREAD_TILE];
@@ -50,11 +56,22 @@ pub unsafe extern "ptx-kernel" fn sgemm_v06_vector_fragments(
             }
             let b_row = unsafe { b_tile.add(at(kk, thread_col * 8, BLOCK_TILE_N)) };
             let (low, high) = unsafe { (read4(b_row), read4(b_row.add(4))) };
-            let b_frag = [low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]];
+            let b_frag = [
+                low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3],
+            ];
             outer_product(&mut acc, &a_frag, &b_frag);
         }
         sync_threads();
         tile_k += TILE_K;
     }
-    unsafe { store_micro_tile(&acc, c, m, n, first_row + thread_row * 8, first_col + thread_col * 8) };
+    unsafe {
+        store_micro_tile(
+            &acc,
+            c,
+            m,
+            n,
+            first_row + thread_row * 8,
+            first_col + thread_col * 8,
+        )
+    };
 }

@@ -22,8 +22,8 @@ use super::v05_register_blocking::{
     BLOCK_TILE_M, BLOCK_TILE_N, MicroTile, THREAD_TILE, TILE_K, store_micro_tile,
 };
 use crate::device::{
-    at, block_x, block_y, load4_or_zero, outer_product, read4, shared_f32, sync_threads,
-    thread_x, write4,
+    at, block_x, block_y, load4_or_zero, outer_product, read4, shared_f32, sync_threads, thread_x,
+    write4,
 };
 use core::simd::f32x4;
 use seq_macro::seq;
@@ -45,7 +45,11 @@ pub unsafe extern "ptx-kernel" fn sgemm_v07_transposed_a(
     let thread = thread_x();
     let (thread_row, thread_col) = (thread / THREADS_PER_ROW, thread % THREADS_PER_ROW);
     let (first_row, first_col) = (block_y() * BLOCK_TILE_M, block_x() * BLOCK_TILE_N);
-    let corner = TileCorner { first_row, first_col, thread };
+    let corner = TileCorner {
+        first_row,
+        first_col,
+        thread,
+    };
 
     let mut acc: MicroTile = [[0.0; THREAD_TILE]; THREAD_TILE];
     let mut tile_k = 0;
@@ -57,7 +61,16 @@ pub unsafe extern "ptx-kernel" fn sgemm_v07_transposed_a(
         sync_threads();
         tile_k += TILE_K;
     }
-    unsafe { store_micro_tile(&acc, c, m, n, first_row + thread_row * 8, first_col + thread_col * 8) };
+    unsafe {
+        store_micro_tile(
+            &acc,
+            c,
+            m,
+            n,
+            first_row + thread_row * 8,
+            first_col + thread_col * 8,
+        )
+    };
 }
 
 /// Where a block's tile of C starts, and which thread of the block this is.
@@ -96,7 +109,12 @@ pub unsafe fn fetch_tiles(
 /// Writes what [`fetch_tiles`] read into shared memory: A transposed (four scalar stores), B
 /// as it is (one vector store).
 #[inline(always)]
-pub unsafe fn stash_tiles((a4, b4): (f32x4, f32x4), a_tile: *mut f32, b_tile: *mut f32, thread: u32) {
+pub unsafe fn stash_tiles(
+    (a4, b4): (f32x4, f32x4),
+    a_tile: *mut f32,
+    b_tile: *mut f32,
+    thread: u32,
+) {
     let (a_row, a_col) = (thread / (TILE_K / 4), thread % (TILE_K / 4) * 4);
     let (b_row, b_col) = (thread / (BLOCK_TILE_N / 4), thread % (BLOCK_TILE_N / 4) * 4);
     unsafe {
@@ -110,7 +128,13 @@ pub unsafe fn stash_tiles((a4, b4): (f32x4, f32x4), a_tile: *mut f32, b_tile: *m
 /// Adds the products of one staged pair of tiles to the micro-tile whose corner is (`row`,
 /// `col`) inside the block tile: per k, two vector reads of A, two of B, 64 fmas.
 #[inline(always)]
-pub unsafe fn multiply_tiles(acc: &mut MicroTile, a_tile: *const f32, b_tile: *const f32, row: u32, col: u32) {
+pub unsafe fn multiply_tiles(
+    acc: &mut MicroTile,
+    a_tile: *const f32,
+    b_tile: *const f32,
+    row: u32,
+    col: u32,
+) {
     seq!(kk in 0..8 {
         let a_col = unsafe { a_tile.add(at(kk, row, BLOCK_TILE_M)) };
         let b_row = unsafe { b_tile.add(at(kk, col, BLOCK_TILE_N)) };
@@ -123,5 +147,7 @@ pub unsafe fn multiply_tiles(acc: &mut MicroTile, a_tile: *const f32, b_tile: *c
 /// Two float4 registers as one array of 8.
 #[inline(always)]
 pub fn join8(low: f32x4, high: f32x4) -> [f32; 8] {
-    [low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3]]
+    [
+        low[0], low[1], low[2], low[3], high[0], high[1], high[2], high[3],
+    ]
 }

@@ -55,14 +55,27 @@ pub unsafe fn double_buffered(
     let stages = shared_f32();
     let stage = |s: u32| {
         let a_tile = unsafe { stages.add(s as usize * STAGE_FLOATS) };
-        (a_tile, unsafe { a_tile.add((BLOCK_TILE_M * TILE_K) as usize) })
+        (a_tile, unsafe {
+            a_tile.add((BLOCK_TILE_M * TILE_K) as usize)
+        })
     };
     let thread = thread_x();
     let (thread_row, thread_col) = (thread / THREADS_PER_ROW, thread % THREADS_PER_ROW);
-    let corner = TileCorner { first_row, first_col, thread };
+    let corner = TileCorner {
+        first_row,
+        first_col,
+        thread,
+    };
 
     let (a_tile, b_tile) = stage(0);
-    unsafe { stash_tiles(fetch_tiles(a, b, m, n, k, &corner, 0), a_tile, b_tile, thread) };
+    unsafe {
+        stash_tiles(
+            fetch_tiles(a, b, m, n, k, &corner, 0),
+            a_tile,
+            b_tile,
+            thread,
+        )
+    };
     sync_threads();
 
     let mut acc: MicroTile = [[0.0; THREAD_TILE]; THREAD_TILE];
@@ -70,7 +83,11 @@ pub unsafe fn double_buffered(
     for step in 0..steps {
         let has_next = step + 1 < steps;
         // Issue the next step's global loads now; their latency hides behind the fmas below.
-        let next = if has_next { unsafe { Some(fetch_tiles(a, b, m, n, k, &corner, (step + 1) * TILE_K)) } } else { None };
+        let next = if has_next {
+            unsafe { Some(fetch_tiles(a, b, m, n, k, &corner, (step + 1) * TILE_K)) }
+        } else {
+            None
+        };
         let (a_tile, b_tile) = stage(step % 2);
         unsafe { multiply_tiles(&mut acc, a_tile, b_tile, thread_row * 8, thread_col * 8) };
         if let Some(fetched) = next {
@@ -79,5 +96,14 @@ pub unsafe fn double_buffered(
         }
         sync_threads();
     }
-    unsafe { store_micro_tile(&acc, c, m, n, first_row + thread_row * 8, first_col + thread_col * 8) };
+    unsafe {
+        store_micro_tile(
+            &acc,
+            c,
+            m,
+            n,
+            first_row + thread_row * 8,
+            first_col + thread_col * 8,
+        )
+    };
 }

@@ -31,9 +31,16 @@ pub fn grouped_tile(block: u32, tiles_m: u32, tiles_n: u32, group_m: u32) -> (u3
     let group = block / blocks_per_group;
     let first_tile_row = group * group_m;
     // The last group may have fewer rows.
-    let rows_in_group = if tiles_m - first_tile_row < group_m { tiles_m - first_tile_row } else { group_m };
+    let rows_in_group = if tiles_m - first_tile_row < group_m {
+        tiles_m - first_tile_row
+    } else {
+        group_m
+    };
     let in_group = block % blocks_per_group;
-    (first_tile_row + in_group % rows_in_group, in_group / rows_in_group)
+    (
+        first_tile_row + in_group % rows_in_group,
+        in_group / rows_in_group,
+    )
 }
 
 /// v9: v8 with blocks mapped to tiles of C in grouped order.
@@ -48,5 +55,16 @@ pub unsafe extern "ptx-kernel" fn sgemm_v09_grouped_order(
 ) {
     let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
     let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
-    unsafe { double_buffered(a, b, c, m, n, k, tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N) };
+    unsafe {
+        double_buffered(
+            a,
+            b,
+            c,
+            m,
+            n,
+            k,
+            tile_row * BLOCK_TILE_M,
+            tile_col * BLOCK_TILE_N,
+        )
+    };
 }

@@ -22,16 +22,19 @@
 use super::v07_transposed_a::join8;
 use super::v09_grouped_order::{GROUP_M, grouped_tile};
 use crate::device::{
-    at, block_x, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial,
-    sync_threads, thread_x, write4,
+    at, block_x, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial, sync_threads,
+    thread_x, write4,
 };
 use core::simd::f32x4;
 use seq_macro::seq;
 
 /// Rows of C one warp computes.
 pub const WARP_TILE_M: u32 = 64;
-/// Columns of C one warp computes.
-pub const WARP_TILE_N: u32 = 32;
+/// Columns of C one warp computes when each lane owns `thread_tile_n` columns (2 or 4
+/// sub-tiles of 4, spaced 16 apart): 4 lane columns × `thread_tile_n`.
+pub const fn warp_tile_n(thread_tile_n: usize) -> u32 {
+    4 * thread_tile_n as u32
+}
 /// Lanes of a warp along columns (8 lane rows × 4 lane columns).
 const LANE_COLS: u32 = 4;
 /// Padding after each row of the transposed A tile, in floats (keeps 16-byte alignment).
@@ -40,8 +43,8 @@ const A_PADDING: u32 = 4;
 const MAX_LOADS: usize = 4;
 
 /// Threads per block for a `block_tile_m × block_tile_n` block tile.
-pub const fn threads(block_tile_m: u32, block_tile_n: u32) -> u32 {
-    (block_tile_m / WARP_TILE_M) * (block_tile_n / WARP_TILE_N) * 32
+pub const fn threads(block_tile_m: u32, block_tile_n: u32, thread_tile_n: usize) -> u32 {
+    (block_tile_m / WARP_TILE_M) * (block_tile_n / warp_tile_n(thread_tile_n)) * 32
 }
 
 /// Floats of shared memory per stage: the padded, transposed A tile, then the B tile.
@@ -61,13 +64,19 @@ pub unsafe extern "ptx-kernel" fn sgemm_v10_warp_tiling(
     n: u32,
     k: u32,
 ) {
-    unsafe { warp_tiled::<128, 128, 8>(a, b, c, m, n, k) };
+    unsafe { warp_tiled::<128, 128, 8, 8>(a, b, c, m, n, k) };
 }
 
 /// The warp-tiled GEMM for any block tile whose sides are multiples of the warp tile and whose
-/// depth is a multiple of 8, as long as each thread stages at most 4 float4s per operand.
+/// depth is a multiple of 8, as long as each thread stages at most 4 float4s per operand. Each
+/// lane owns 8 rows × `THREAD_TILE_N` columns (8 or 16) of C.
 #[inline(always)]
-pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const TILE_K: u32>(
+pub unsafe fn warp_tiled<
+    const BLOCK_TILE_M: u32,
+    const BLOCK_TILE_N: u32,
+    const TILE_K: u32,
+    const THREAD_TILE_N: usize,
+>(
     a: *const f32,
     b: *const f32,
     c: *mut f32,
@@ -75,14 +84,26 @@ pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const
     n: u32,
     k: u32,
 ) {
-    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N) };
-    let a_loads = const { (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N)) as usize };
-    let b_loads = const { (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N)) as usize };
+    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) };
+    let a_loads = const {
+        (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
+    };
+    let b_loads = const {
+        (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
+    };
+    let sub_tiles_n = const { THREAD_TILE_N / 4 };
     const {
-        assert!(BLOCK_TILE_M % WARP_TILE_M == 0 && BLOCK_TILE_N % WARP_TILE_N == 0);
-        assert!(TILE_K % 8 == 0);
-        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N);
-        assert!(BLOCK_TILE_M * TILE_K % (4 * t) == 0 && BLOCK_TILE_N * TILE_K % (4 * t) == 0);
+        assert!(THREAD_TILE_N == 8 || THREAD_TILE_N == 16);
+        assert!(
+            BLOCK_TILE_M.is_multiple_of(WARP_TILE_M)
+                && BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N))
+        );
+        assert!(TILE_K.is_multiple_of(8));
+        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N);
+        assert!(
+            (BLOCK_TILE_M * TILE_K).is_multiple_of(4 * t)
+                && (BLOCK_TILE_N * TILE_K).is_multiple_of(4 * t)
+        );
         assert!((BLOCK_TILE_M * TILE_K / 4 / t) as usize <= MAX_LOADS);
         assert!((BLOCK_TILE_N * TILE_K / 4 / t) as usize <= MAX_LOADS);
     }
@@ -94,14 +115,15 @@ pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const
 
     let thread = thread_x();
     let (warp, lane) = (thread / 32, thread % 32);
-    let warps_n = BLOCK_TILE_N / WARP_TILE_N;
+    let warps_n = BLOCK_TILE_N / warp_tile_n(THREAD_TILE_N);
     // Top-left of the lane's first 4×4 sub-tile; the others are 32 rows and 16 columns on.
     let row0 = (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4;
-    let col0 = (warp % warps_n) * WARP_TILE_N + (lane % LANE_COLS) * 4;
+    let col0 = (warp % warps_n) * warp_tile_n(THREAD_TILE_N) + (lane % LANE_COLS) * 4;
 
     let stages = shared_f32();
     let stage = |s: u32| {
-        let a_tile = unsafe { stages.add((s * stage_floats(BLOCK_TILE_M, BLOCK_TILE_N, TILE_K)) as usize) };
+        let a_tile =
+            unsafe { stages.add((s * stage_floats(BLOCK_TILE_M, BLOCK_TILE_N, TILE_K)) as usize) };
         (a_tile, unsafe { a_tile.add((TILE_K * a_stride) as usize) })
     };
 
@@ -146,11 +168,15 @@ pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const
 
     stash(fetch(0), 0);
     sync_threads();
-    let mut acc = [[0.0f32; 8]; 8];
+    let mut acc = [[0.0f32; THREAD_TILE_N]; 8];
     let steps = k.div_ceil(TILE_K);
     for step in 0..steps {
         let has_next = step + 1 < steps;
-        let next = if has_next { Some(fetch((step + 1) * TILE_K)) } else { None };
+        let next = if has_next {
+            Some(fetch((step + 1) * TILE_K))
+        } else {
+            None
+        };
         let (a_tile, b_tile) = stage(step % 2);
         let mut kk = 0;
         while kk < TILE_K {
@@ -158,7 +184,13 @@ pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const
                 let a_row = unsafe { a_tile.add(at(kk + u, row0, a_stride)) };
                 let b_row = unsafe { b_tile.add(at(kk + u, col0, BLOCK_TILE_N)) };
                 let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(32))) };
-                let b_frag = unsafe { join8(read4(b_row), read4(b_row.add(16))) };
+                let mut b_frag = [0.0f32; THREAD_TILE_N];
+                seq!(s in 0..4 {
+                    if s < sub_tiles_n {
+                        let part = unsafe { read4(b_row.add(16 * s)) };
+                        seq!(q in 0..4 { b_frag[4 * s + q] = part[q]; });
+                    }
+                });
                 outer_product(&mut acc, &a_frag, &b_frag);
             });
             kk += 8;
@@ -173,9 +205,11 @@ pub unsafe fn warp_tiled<const BLOCK_TILE_M: u32, const BLOCK_TILE_N: u32, const
     seq!(i in 0..8 {
         let row = first_row + row0 + (i / 4) * 32 + i % 4;
         let values = &acc[i];
-        unsafe {
-            store4_or_partial(c, m, n, row, first_col + col0, f32x4::from_array([values[0], values[1], values[2], values[3]]));
-            store4_or_partial(c, m, n, row, first_col + col0 + 16, f32x4::from_array([values[4], values[5], values[6], values[7]]));
-        }
+        seq!(s in 0..4 {
+            if s < sub_tiles_n {
+                let part = f32x4::from_array([values[4 * s], values[4 * s + 1], values[4 * s + 2], values[4 * s + 3]]);
+                unsafe { store4_or_partial(c, m, n, row, first_col + col0 + 16 * s as u32, part) };
+            }
+        });
     });
 }

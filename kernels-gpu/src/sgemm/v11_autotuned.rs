@@ -17,19 +17,23 @@ use super::v10_warp_tiling::warp_tiled;
 
 /// Defines one PTX entry running [`warp_tiled`] with the given block tile.
 macro_rules! tuned_entry {
-    ($name:ident, $block_tile_m:literal, $block_tile_n:literal, $tile_k:literal) => {
-        #[doc = concat!("v11 candidate: ", stringify!($block_tile_m), "×", stringify!($block_tile_n), " block tile, ", stringify!($tile_k), " deep.")]
+    ($name:ident, $block_tile_m:literal, $block_tile_n:literal, $tile_k:literal, $thread_tile_n:literal) => {
+        #[doc = concat!("v11 candidate: ", stringify!($block_tile_m), "×", stringify!($block_tile_n), " block tile, ", stringify!($tile_k), " deep, 8×", stringify!($thread_tile_n), " outputs per thread.")]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
-            unsafe { warp_tiled::<$block_tile_m, $block_tile_n, $tile_k>(a, b, c, m, n, k) };
+            unsafe { warp_tiled::<$block_tile_m, $block_tile_n, $tile_k, $thread_tile_n>(a, b, c, m, n, k) };
         }
     };
 }
 
 // 128×128×8 is v10's own entry, `sgemm_v10_warp_tiling`, with its launch bounds.
-tuned_entry!(sgemm_v11_tile_128x128x16, 128, 128, 16);
-tuned_entry!(sgemm_v11_tile_128x64x8, 128, 64, 8);
-tuned_entry!(sgemm_v11_tile_128x64x16, 128, 64, 16);
-tuned_entry!(sgemm_v11_tile_64x128x8, 64, 128, 8);
-tuned_entry!(sgemm_v11_tile_64x128x16, 64, 128, 16);
-tuned_entry!(sgemm_v11_tile_64x64x16, 64, 64, 16);
+tuned_entry!(sgemm_v11_tile_128x128x16, 128, 128, 16, 8);
+tuned_entry!(sgemm_v11_tile_128x64x8, 128, 64, 8, 8);
+tuned_entry!(sgemm_v11_tile_128x64x16, 128, 64, 16, 8);
+tuned_entry!(sgemm_v11_tile_64x128x8, 64, 128, 8, 8);
+tuned_entry!(sgemm_v11_tile_64x128x16, 64, 128, 16, 8);
+tuned_entry!(sgemm_v11_tile_64x64x16, 64, 64, 16, 8);
+tuned_entry!(sgemm_v11_tile_128x128x8_wide, 128, 128, 8, 16);
+tuned_entry!(sgemm_v11_tile_128x128x16_wide, 128, 128, 16, 16);
+tuned_entry!(sgemm_v11_tile_64x128x8_wide, 64, 128, 8, 16);
+tuned_entry!(sgemm_v11_tile_256x128x8_wide, 256, 128, 8, 16);
