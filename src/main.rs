@@ -2,11 +2,12 @@
 //! reference, times it against cuBLAS and writes a report.
 
 use anyhow::{Context, Result, bail};
-use clap::{Parser, ValueEnum};
+use clap::{Parser, Subcommand, ValueEnum};
 use rust_gemm::autotune::{Autotuner, Trial};
 use rust_gemm::bench::{BenchOptions, ReferencePolicy, run_shape};
 use rust_gemm::gpu::Gpu;
 use rust_gemm::report::{Record, text_table, write_report};
+use rust_gemm::sweep::{all_kernels, check_shape, random_shapes};
 use rust_gemm::{GemmShape, PTX, RUNGS, Rung};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,7 +31,7 @@ struct Cli {
     shapes: Vec<String>,
 
     /// Rungs to run, comma-separated (see --list); all by default.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', global = true)]
     rungs: Vec<String>,
 
     /// Timed launches per rung and shape; the median is reported.
@@ -66,6 +67,36 @@ struct Cli {
     /// List the rungs and exit (needs no GPU).
     #[arg(long)]
     list: bool,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Randomized verification: every kernel (each rung, each autotune candidate) on many random
+    /// shapes, ones and primes included, against the f64 CPU reference. The seed is printed;
+    /// `verify --seed S` with the same --count and --max-dim repeats the run exactly.
+    Verify {
+        /// Random shapes to check.
+        #[arg(long, default_value_t = 200)]
+        count: usize,
+        /// Largest dimension drawn.
+        #[arg(long, default_value_t = 600)]
+        max_dim: usize,
+        /// Seed of shapes and inputs; random by default.
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Rebuild results.md and plot.svg in --report-dir from a results.json (needs no GPU).
+    Report {
+        /// The results.json to read.
+        #[arg(long)]
+        from: PathBuf,
+        /// The command that produced it, for the Markdown header.
+        #[arg(long)]
+        command: String,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -99,6 +130,32 @@ fn run(cli: Cli) -> Result<bool> {
             }
         }
         return Ok(true);
+    }
+    match &cli.command {
+        Some(Command::Verify {
+            count,
+            max_dim,
+            seed,
+        }) => {
+            return verify(*count, *max_dim, seed.unwrap_or_else(rand_seed), &cli.rungs);
+        }
+        Some(Command::Report { from, command }) => {
+            let text = std::fs::read_to_string(from)
+                .with_context(|| format!("reading {}", from.display()))?;
+            let records: Vec<Record> = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not a results.json", from.display()))?;
+            let device = records
+                .first()
+                .map_or("unknown device".to_string(), |r| r.device.clone());
+            write_report(&cli.report_dir, &records, command, &device)?;
+            println!("{}", text_table(&records));
+            println!(
+                "report written to {}/results.{{json,md}} and plot.svg",
+                cli.report_dir.display()
+            );
+            return Ok(true);
+        }
+        None => {}
     }
     let rungs = select_rungs(&cli.rungs)?;
     let shapes = shapes(&cli)?;
@@ -167,7 +224,7 @@ fn run(cli: Cli) -> Result<bool> {
     write_report(&cli.report_dir, &records, &command, &info.name)
         .with_context(|| format!("writing the report to {}", cli.report_dir.display()))?;
     println!(
-        "report written to {}/results.{{json,md}}",
+        "report written to {}/results.{{json,md}} and plot.svg",
         cli.report_dir.display()
     );
 
@@ -182,6 +239,53 @@ fn run(cli: Cli) -> Result<bool> {
             failed.join(", ")
         );
     }
+    Ok(failed.is_empty())
+}
+
+/// `verify`: returns whether every check passed.
+fn verify(count: usize, max_dim: usize, seed: u64, names: &[String]) -> Result<bool> {
+    let wanted = select_rungs(names)?;
+    let kernels: Vec<_> = all_kernels()
+        .into_iter()
+        .filter(|(label, _)| {
+            wanted
+                .iter()
+                .any(|r| label.split('/').next() == Some(r.name))
+        })
+        .collect();
+    let gpu = Gpu::new(PTX)?;
+    println!(
+        "verify: {count} random shapes (dimensions up to {max_dim}), {} kernels, seed {seed}, on {}",
+        kernels.len(),
+        gpu.info().name
+    );
+    let (mut passed, mut failed, mut skipped) = (0usize, Vec::new(), 0usize);
+    for (i, shape) in random_shapes(count, max_dim, seed).iter().enumerate() {
+        let checks = check_shape(&gpu, &kernels, shape, seed.wrapping_add(i as u64 + 1))
+            .with_context(|| format!("at shape {shape}"))?;
+        for check in checks {
+            match check.outcome {
+                Ok(v) if v.passed => passed += 1,
+                Ok(v) => failed.push(format!(
+                    "{} at {}: rel error {:.3e} (tolerance {:.3e}), {} elements outside the bound",
+                    check.kernel, check.shape, v.rel_error, v.tolerance, v.elements_out_of_bound
+                )),
+                Err(_) => skipped += 1,
+            }
+        }
+    }
+    for line in &failed {
+        println!("FAIL {line}");
+    }
+    if !failed.is_empty() {
+        println!(
+            "reproduce with: sgemm-ladder verify --seed {seed} --count {count} --max-dim {max_dim}"
+        );
+    }
+    println!(
+        "verify: {passed} passed, {} failed, {skipped} skipped",
+        failed.len()
+    );
     Ok(failed.is_empty())
 }
 

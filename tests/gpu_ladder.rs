@@ -41,13 +41,18 @@ fn inputs(s: &GemmShape, seed: u64) -> (Vec<f32>, Vec<f32>) {
     )
 }
 
-/// Every kernel the host can launch, labelled: each rung, and each candidate of an autotuned
-/// rung as `rung/candidate`.
+/// Every kernel the host can launch, labelled: each plain rung, and each candidate of an
+/// autotuned rung as `rung/candidate`.
 fn kernels() -> Vec<(String, &'static Rung)> {
     RUNGS
         .iter()
         .flat_map(|rung| {
-            std::iter::once((rung.name.to_string(), rung)).chain(
+            // An autotuned rung is not itself a kernel: its candidates are.
+            let itself = rung
+                .candidates
+                .is_empty()
+                .then(|| (rung.name.to_string(), rung));
+            itself.into_iter().chain(
                 rung.candidates
                     .iter()
                     .map(move |c| (format!("{}/{}", rung.name, c.name), c)),

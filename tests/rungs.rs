@@ -102,11 +102,16 @@ fn every_rung_has_its_entry_in_the_ptx() {
 
 #[test]
 fn every_entry_takes_a_b_c_m_n_k() {
-    // The host launches every rung with (a, b, c: device pointers; m, n, k: u32).
+    // The host launches every rung with (a, b, c: device pointers; m, n, k: u32), followed by
+    // (alpha, beta, leaky_slope: f32; activation: u32) for rungs with a fused epilogue.
     for rung in kernels() {
+        let mut expected = vec!["u64", "u64", "u64", "u32", "u32", "u32"];
+        if rung.epilogue_args {
+            expected.extend(["f32", "f32", "f32", "u32"]);
+        }
         assert_eq!(
             entry_params(rung.entry),
-            ["u64", "u64", "u64", "u32", "u32", "u32"],
+            expected,
             "rung {} ({}) has the wrong parameter list",
             rung.name,
             rung.entry

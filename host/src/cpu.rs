@@ -86,6 +86,44 @@ pub fn reference_gemm(a: &[f32], b: &[f32], shape: &GemmShape) -> Reference {
     Reference { product, magnitude }
 }
 
+/// The reference for `activation(alpha·A·B + beta·C_in)` from the plain product's reference.
+///
+/// The returned magnitude is `|alpha|·|A|·|B| + |beta|·|C_in|`: the result is a dot product of
+/// length k + 1 (the `beta·c` term is one more product) scaled by alpha, and a leaky ReLU with
+/// `|slope| ≤ 1` shrinks errors, so `γ_{k+3}` times this magnitude bounds the fp32 error
+/// (see [`crate::verify`]; pass `k + 3` there).
+pub fn epilogue_reference(
+    plain: &Reference,
+    c_in: &[f32],
+    alpha: f32,
+    beta: f32,
+    leaky_slope: Option<f32>,
+) -> Reference {
+    assert_eq!(
+        plain.product.len(),
+        c_in.len(),
+        "C_in must match the product"
+    );
+    let (alpha, beta) = (alpha as f64, beta as f64);
+    let activate = |x: f64| match leaky_slope {
+        Some(slope) if x <= 0.0 => slope as f64 * x,
+        _ => x,
+    };
+    let product = plain
+        .product
+        .iter()
+        .zip(c_in)
+        .map(|(&p, &c)| activate(alpha * p + beta * c as f64))
+        .collect();
+    let magnitude = plain
+        .magnitude
+        .iter()
+        .zip(c_in)
+        .map(|(&mag, &c)| alpha.abs() * mag + (beta * c as f64).abs())
+        .collect();
+    Reference { product, magnitude }
+}
+
 /// The textbook triple loop in f64, single-threaded: slow, obviously right, used to test
 /// [`reference_gemm`].
 pub fn naive_gemm(a: &[f32], b: &[f32], shape: &GemmShape) -> Vec<f64> {

@@ -83,6 +83,22 @@ pub enum GemmError {
         /// Address modulo 16.
         offset_bytes: u64,
     },
+    /// An epilogue was asked of a rung whose kernel has none.
+    #[error(
+        "rung {rung} has no fused epilogue: only rungs with epilogue arguments (v12) take alpha, beta and an activation"
+    )]
+    NoEpilogue {
+        /// The rung's name.
+        rung: &'static str,
+    },
+    /// An autotuned rung was launched directly instead of through the autotuner.
+    #[error(
+        "rung {rung} is autotuned: pick one of its candidates first (autotune::Autotuner::pick)"
+    )]
+    NeedsTuning {
+        /// The rung's name.
+        rung: &'static str,
+    },
     /// No rung has that name.
     #[error("no rung named {name:?}; known rungs: {known}")]
     UnknownRung {

@@ -4,6 +4,7 @@
 //! time: the host builds on machines with no CUDA at all, and [`Gpu::new`] turns a missing
 //! driver, device or library into a [`GemmError`] instead of a panic.
 
+use crate::rungs::Epilogue;
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
@@ -119,7 +120,7 @@ impl Gpu {
 
     /// A new device buffer of `len` floats, poisoned with NaN.
     pub fn alloc_poisoned(&self, len: usize) -> Result<CudaSlice<f32>, GemmError> {
-        self.ensure_room(len * 4)?;
+        self.ensure_room(len.saturating_mul(std::mem::size_of::<f32>()))?;
         let mut buffer = unsafe { self.stream.alloc::<f32>(len) }
             .map_err(|e| GemmError::cuda("allocating", e))?;
         self.poison(&mut buffer)?;
@@ -158,7 +159,39 @@ impl Gpu {
         c: &mut CudaSlice<f32>,
         shape: &GemmShape,
     ) -> Result<(), GemmError> {
+        self.launch(rung, a, b, c, shape, &Epilogue::STORE)
+    }
+
+    /// Queues `rung` computing `c = activation(alpha·a·b + beta·c)`; the rung must take
+    /// epilogue arguments (v12).
+    pub fn launch_rung_with_epilogue(
+        &self,
+        rung: &Rung,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+        shape: &GemmShape,
+        epilogue: &Epilogue,
+    ) -> Result<(), GemmError> {
+        if !rung.epilogue_args && *epilogue != Epilogue::STORE {
+            return Err(GemmError::NoEpilogue { rung: rung.name });
+        }
+        self.launch(rung, a, b, c, shape, epilogue)
+    }
+
+    fn launch(
+        &self,
+        rung: &Rung,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+        shape: &GemmShape,
+        epilogue: &Epilogue,
+    ) -> Result<(), GemmError> {
         shape.check_buffers(a.len(), b.len(), c.len())?;
+        if !rung.candidates.is_empty() {
+            return Err(GemmError::NeedsTuning { rung: rung.name });
+        }
         let launch = rung.launch(shape, self.info.max_shared_per_block)?;
         rung.check_alignment(self.address(a), self.address(b))?;
         let function = self.function(rung)?;
@@ -169,8 +202,19 @@ impl Gpu {
         };
         // GemmShape guarantees every dimension fits in 31 bits.
         let (m, n, k) = (shape.m as u32, shape.n as u32, shape.k as u32);
+        let (slope, activation) = match epilogue.leaky_slope {
+            Some(slope) => (slope, 1u32),
+            None => (0.0f32, 0u32),
+        };
         let mut builder = self.stream.launch_builder(&function);
         builder.arg(a).arg(b).arg(c).arg(&m).arg(&n).arg(&k);
+        if rung.epilogue_args {
+            builder
+                .arg(&epilogue.alpha)
+                .arg(&epilogue.beta)
+                .arg(&slope)
+                .arg(&activation);
+        }
         unsafe { builder.launch(config) }
             .map(drop)
             .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))

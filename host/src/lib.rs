@@ -8,6 +8,8 @@
 //! - [`gpu`]: the CUDA runtime (through cudarc): module loading, launches, cuBLAS, timing.
 //! - [`autotune`]: picks the fastest candidate kernel per device and shape, with a JSON cache.
 //! - [`bench`]: the harness that verifies and times rungs against cuBLAS.
+//! - [`sweep`]: randomized verification of every kernel over many shapes, from one seed.
+//! - [`plot`]: GFLOP/s against size for every rung and cuBLAS, as SVG.
 //! - [`report`]: result records, the printed table, Markdown and JSON.
 
 pub mod autotune;
@@ -15,9 +17,11 @@ pub mod bench;
 pub mod cpu;
 pub mod error;
 pub mod gpu;
+pub mod plot;
 pub mod report;
 pub mod rungs;
 pub mod shape;
+pub mod sweep;
 pub mod verify;
 
 pub use error::GemmError;

@@ -203,8 +203,9 @@ fn skip_notes(records: &[Record]) -> String {
     out
 }
 
-/// Writes `results.json` (an array of records) and `results.md` (the command, the device and
-/// the table) into `dir`, creating it if needed.
+/// Writes `results.json` (an array of records), `plot.svg` (GFLOP/s against size, when at least
+/// two square sizes were measured) and `results.md` (the command, the device, the plot and the
+/// table) into `dir`, creating it if needed.
 pub fn write_report(
     dir: &Path,
     records: &[Record],
@@ -214,8 +215,15 @@ pub fn write_report(
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(records).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("results.json"), json + "\n")?;
+    let plotted = crate::plot::write_plot(&dir.join("plot.svg"), records, device)
+        .map_err(std::io::Error::other)?;
+    let plot = if plotted {
+        "![GFLOP/s against size](plot.svg)\n\n"
+    } else {
+        ""
+    };
     let markdown = format!(
-        "# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation; `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off).\n\n{}",
+        "# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation; `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off).\n\n{plot}{}",
         markdown_table(records)
     );
     std::fs::write(dir.join("results.md"), markdown)

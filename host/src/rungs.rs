@@ -51,6 +51,29 @@ pub struct Rung {
     /// For an autotuned rung, the kernels it chooses from (the host times them per shape, see
     /// [`crate::autotune`]); empty for a rung that is one kernel.
     pub candidates: &'static [Rung],
+    /// The kernel takes four more arguments after `(a, b, c, m, n, k)`: `alpha`, `beta`,
+    /// `leaky_slope` and `activation` (see [`Epilogue`]).
+    pub epilogue_args: bool,
+}
+
+/// `C = activation(alpha·A·B + beta·C)`, for rungs with `epilogue_args`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Epilogue {
+    /// Scale of the product.
+    pub alpha: f32,
+    /// Scale of the existing C (0: C is not read).
+    pub beta: f32,
+    /// `Some(slope)`: leaky ReLU, `x` if `x > 0` else `slope·x`.
+    pub leaky_slope: Option<f32>,
+}
+
+impl Epilogue {
+    /// A plain product, `C = A·B`.
+    pub const STORE: Epilogue = Epilogue {
+        alpha: 1.0,
+        beta: 0.0,
+        leaky_slope: None,
+    };
 }
 
 /// Every rung, in ladder order.
@@ -66,6 +89,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: false,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v1",
@@ -81,6 +105,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: false,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v2",
@@ -93,6 +118,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: false,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v3",
@@ -105,6 +131,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: false,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v4",
@@ -117,6 +144,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: true,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v5",
@@ -129,6 +157,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: true,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v6",
@@ -141,6 +170,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: true,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v7",
@@ -153,6 +183,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: true,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v8",
@@ -165,6 +196,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: true,
         grid: GridOrder::RowMajor,
         candidates: &[],
+        epilogue_args: false,
     },
     Rung {
         name: "v9",
@@ -177,6 +209,7 @@ pub const RUNGS: &[Rung] = &[
         vector_loads: true,
         grid: GridOrder::Grouped,
         candidates: &[],
+        epilogue_args: false,
     },
     warp_tiled(
         "v10",
@@ -193,6 +226,18 @@ pub const RUNGS: &[Rung] = &[
             "v11",
             "autotuned block tile",
             "sgemm_v10_warp_tiling",
+            128,
+            128,
+            8,
+            8,
+        )
+    },
+    Rung {
+        epilogue_args: true,
+        ..warp_tiled(
+            "v12",
+            "fused epilogue (α, β, leaky ReLU)",
+            "sgemm_v12_fused_epilogue",
             128,
             128,
             8,
@@ -330,6 +375,7 @@ const fn warp_tiled(
         vector_loads: true,
         grid: GridOrder::Grouped,
         candidates: &[],
+        epilogue_args: false,
     }
 }
 

@@ -16,3 +16,4 @@ pub mod v08_double_buffering;
 pub mod v09_grouped_order;
 pub mod v10_warp_tiling;
 pub mod v11_autotuned;
+pub mod v12_fused_epilogue;

@@ -9,10 +9,15 @@
 //! (4 per load), and each element staged from global memory serves 128 outputs instead of 64:
 //! half the global traffic per flop. Global loads stay 128-bit, as in v4.
 //!
-//! **Still limited by** 16 scalar shared-memory loads per 64 fmas, several of them hitting the
-//! same bank: neighbouring threads read B at a stride of 8 floats (v6 vectorizes them).
+//! **Why it is slower than v4.** Fewer loads per fma on paper, but every one of them now
+//! collides in the shared-memory banks. A warp is 2 thread-rows × 16 thread-columns: its 16
+//! B addresses are 8 floats apart, so they fall into 4 banks, a 4-way conflict; its 2 A
+//! addresses are 64 floats apart, the same bank, a 2-way conflict. Per step of k a warp needs
+//! 8·2 + 8·4 = 48 shared-memory wavefronts for 64 fmas, where v4's conflict-free strided
+//! layout needed 8 for 16 (0.75 against 0.5 per fma). Register blocking only pays once the
+//! fragments are read without conflicts: v6 and v7 fix that.
 //!
-//! **Measured** (H100, 4096³, `docs/results/`): see the rung's row in docs/ladder.md.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 18.8 TFLOP/s, 36% of cuBLAS: *slower* than v4, see below.
 //!
 //! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 8 KiB of dynamic shared memory.
 

@@ -1,0 +1,105 @@
+//! Randomized verification: many random shapes (ones and primes included), every kernel,
+//! against the CPU reference, reproducible from one seed.
+
+use crate::cpu::{random_matrix, reference_gemm};
+use crate::gpu::Gpu;
+use crate::verify::{Verification, compare_with_cpu};
+use crate::{GemmError, GemmShape, RUNGS, Rung};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// Primes the sweep mixes in, around tile sizes and beyond.
+const PRIMES: &[usize] = &[2, 3, 5, 7, 13, 31, 37, 61, 67, 127, 131, 257, 263, 509, 521];
+
+/// Every kernel the host can launch, labelled: each plain rung, and each candidate of an
+/// autotuned rung as `rung/candidate`.
+pub fn all_kernels() -> Vec<(String, &'static Rung)> {
+    let mut kernels = Vec::new();
+    for rung in RUNGS {
+        if rung.candidates.is_empty() {
+            kernels.push((rung.name.to_string(), rung));
+        }
+        for candidate in rung.candidates {
+            kernels.push((format!("{}/{}", rung.name, candidate.name), candidate));
+        }
+    }
+    kernels
+}
+
+/// `count` shapes drawn from `seed`: each dimension is 1, a prime, or uniform in
+/// `1..=max_dimension`, a third of the time each. The same seed gives the same shapes.
+pub fn random_shapes(count: usize, max_dimension: usize, seed: u64) -> Vec<GemmShape> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let max_dimension = max_dimension.max(1);
+    let primes: Vec<usize> = PRIMES
+        .iter()
+        .copied()
+        .filter(|&p| p <= max_dimension)
+        .collect();
+    let dimension = |rng: &mut SmallRng| match rng.random_range(0..3) {
+        0 => 1,
+        1 if !primes.is_empty() => primes[rng.random_range(0..primes.len())],
+        _ => rng.random_range(1..=max_dimension),
+    };
+    (0..count)
+        .map(|_| {
+            let (m, n, k) = (
+                dimension(&mut rng),
+                dimension(&mut rng),
+                dimension(&mut rng),
+            );
+            GemmShape::new(m, n, k).expect("dimensions are at least 1")
+        })
+        .collect()
+}
+
+/// One kernel at one shape.
+#[derive(Clone, Debug)]
+pub struct Check {
+    /// Kernel label (`v3`, `v11/128x64x8`...).
+    pub kernel: String,
+    /// The shape.
+    pub shape: GemmShape,
+    /// The comparison, or why the kernel did not run this shape (its documented limits).
+    pub outcome: Result<Verification, String>,
+}
+
+/// Runs every kernel in `kernels` on `shape` with fresh inputs drawn from `seed`, each into a
+/// NaN-poisoned C, against one CPU reference. CUDA failures end the sweep with an error.
+pub fn check_shape(
+    gpu: &Gpu,
+    kernels: &[(String, &'static Rung)],
+    shape: &GemmShape,
+    seed: u64,
+) -> Result<Vec<Check>, GemmError> {
+    let (a_len, b_len, c_len) = shape.elements();
+    let a_host = random_matrix(a_len, seed);
+    let b_host = random_matrix(b_len, seed ^ 0xB);
+    let a = gpu.upload(&a_host)?;
+    let b = gpu.upload(&b_host)?;
+    let mut c = gpu.alloc_poisoned(c_len)?;
+    let reference = reference_gemm(&a_host, &b_host, shape);
+    let mut checks = Vec::with_capacity(kernels.len());
+    for (label, rung) in kernels {
+        let outcome = match rung.launch(shape, gpu.info().max_shared_per_block) {
+            Err(refusal) => Err(refusal.to_string()),
+            Ok(_) => {
+                gpu.poison(&mut c)?;
+                gpu.launch_rung(rung, &a, &b, &mut c, shape)?;
+                let result = gpu.download(&c)?;
+                Ok(compare_with_cpu(
+                    &result,
+                    &reference.product,
+                    &reference.magnitude,
+                    shape.k,
+                ))
+            }
+        };
+        checks.push(Check {
+            kernel: label.clone(),
+            shape: *shape,
+            outcome,
+        });
+    }
+    Ok(checks)
+}

@@ -1,0 +1,41 @@
+//! GPU tests of the failure paths that need a device: out-of-memory and a PTX the driver
+//! rejects. Ignored by default; on a GPU machine run `cargo test --test gpu_errors -- --ignored`.
+
+use rust_gemm::gpu::Gpu;
+use rust_gemm::{GemmError, PTX};
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn allocation_larger_than_the_device_is_a_clear_error() {
+    let gpu = Gpu::new(PTX).expect("a CUDA GPU");
+    let too_many = gpu.info().total_memory; // floats: 4× the device's bytes
+    match gpu.alloc_poisoned(too_many) {
+        Err(GemmError::OutOfDeviceMemory {
+            needed_bytes,
+            free_bytes,
+        }) => {
+            assert!(needed_bytes > free_bytes);
+        }
+        Err(other) => panic!("expected OutOfDeviceMemory, got {other}"),
+        Ok(_) => panic!("allocating 4× the device memory succeeded"),
+    }
+    // A length whose byte count overflows usize is refused the same way, not wrapped around.
+    assert!(matches!(
+        gpu.alloc_poisoned(usize::MAX / 2),
+        Err(GemmError::OutOfDeviceMemory { .. })
+    ));
+    // The GPU stays usable after a refusal.
+    assert!(gpu.alloc_poisoned(1024).is_ok());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn ptx_the_driver_rejects_is_a_module_load_error() {
+    // The same error path as a driver too old for the PTX's version.
+    let bad = PTX.replace(".version 7.8", ".version 99.9");
+    match Gpu::new(&bad) {
+        Err(GemmError::ModuleLoad(message)) => eprintln!("refused as expected: {message}"),
+        Err(other) => panic!("expected ModuleLoad, got {other}"),
+        Ok(_) => panic!("the driver accepted PTX version 99.9"),
+    }
+}
