@@ -20,6 +20,11 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 ladder_args=(--sizes 64,256 --shapes 1x1x1,127x129x131,4097x31x513,33x4x1029 --reps 1 --warmup 0
     --reference cpu --autotune --seed 1 --report-dir "$out/ladder")
 verify_args=(verify --count 8 --max-dim 300 --seed 2)
+# SANITIZER_RUNGS=v11 (comma-separated) limits both runs to those rungs.
+if [ -n "${SANITIZER_RUNGS:-}" ]; then
+    ladder_args+=(--rungs "$SANITIZER_RUNGS")
+    verify_args+=(--rungs "$SANITIZER_RUNGS")
+fi
 
 status=0
 {

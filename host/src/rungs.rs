@@ -347,6 +347,24 @@ pub const V11_CANDIDATES: &[Rung] = &[
         8,
         16,
     ),
+    warp_tiled(
+        "128x256x8w",
+        "128×256 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_128x256x8_wide",
+        128,
+        256,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "64x256x8w",
+        "64×256 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_64x256x8_wide",
+        64,
+        256,
+        8,
+        16,
+    ),
 ];
 
 /// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep and

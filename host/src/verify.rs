@@ -2,12 +2,15 @@
 //!
 //! Two checks, both needed:
 //!
-//! 1. **Relative Frobenius error** `‖C − R‖ / ‖R‖ ≤ 16 · u · √k`, with `u = 2⁻²⁴` the fp32 unit
-//!    roundoff. Each output is a sum of k rounded fp32 operations; with inputs of random sign the
-//!    rounding errors behave like a random walk, so the typical relative error is about `u·√k`
-//!    (about 4e-6 at k = 4096). The factor 16 leaves room for any summation order and still
-//!    catches every systematic mistake: one missing 16-wide k-tile out of 4096 already gives
-//!    `√(16/4096) ≈ 6%`, a thousand times over the bound.
+//! 1. **Relative Frobenius error** `‖C − R‖ ≤ 16 · u · √k · max(‖R‖, ‖|A|·|B|‖ / √k)`, with
+//!    `u = 2⁻²⁴` the fp32 unit roundoff. Each output is a sum of k rounded fp32 operations; with
+//!    inputs of random sign the rounding errors behave like a random walk, so the typical error
+//!    is about `u·√k` relative to the size of the terms. For random inputs `‖|A|·|B|‖ / √k` is
+//!    about `‖R‖` and the test reads `‖C − R‖ / ‖R‖ ≤ 16·u·√k` (about 6e-5 at k = 4096). Where
+//!    the outputs nearly cancel (a single dot product, 1×1×k, can land near 0), `‖R‖` says
+//!    nothing about the size of the rounding errors and the terms' magnitude takes over. The
+//!    factor 16 leaves room for any summation order and still catches every systematic
+//!    mistake: one missing 16-wide k-tile out of 4096 already gives `√(16/4096) ≈ 6%`.
 //! 2. **Every element within the proven bound** `|c − r| ≤ γ_k · (|A|·|B|)`, with
 //!    `γ_k = k·u / (1 − k·u)` (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1):
 //!    no fp32 dot product of length k, in any order, with or without fma, can be further off.
@@ -97,11 +100,21 @@ pub fn compare_with_cpu(c: &[f32], product: &[f64], magnitude: &[f64], k: usize)
                 .is_none_or(std::cmp::Ordering::is_gt)
         })
         .count();
+    let reference_norm = product.iter().map(|r| r * r).sum::<f64>().sqrt();
+    let magnitude_norm = magnitude.iter().map(|m| m * m).sum::<f64>().sqrt();
+    let terms = (k.max(1) as f64).sqrt();
+    // Relative to ‖R‖, but never tighter than the terms' own magnitude allows (see the module
+    // docs); an all-zero reference leaves only the elementwise bound.
+    let scale = if reference_norm > 0.0 {
+        (magnitude_norm / terms / reference_norm).max(1.0)
+    } else {
+        f64::INFINITY
+    };
     finish(
         c,
         product,
         out_of_bound,
-        fp32_tolerance(k),
+        fp32_tolerance(k) * scale,
         ReferenceKind::CpuF64,
     )
 }
@@ -164,6 +177,35 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A single dot product whose terms cancel: the fp32 result (sequential fma, as the rungs
+    /// compute it) is as good as fp32 allows, so it must pass; dropping one term must not.
+    #[test]
+    fn cancelling_dot_product_passes_and_a_missing_term_fails() {
+        use crate::cpu::random_matrix;
+        for seed in 0..200u64 {
+            let k = 581;
+            let a = random_matrix(k, seed);
+            let mut b = random_matrix(k, seed + 1000);
+            // Make the exact dot product tiny by adjusting the last term.
+            let partial: f64 = (0..k - 1).map(|i| a[i] as f64 * b[i] as f64).sum();
+            b[k - 1] = (-(partial - 1e-4) / a[k - 1] as f64) as f32;
+            let exact: f64 = (0..k).map(|i| a[i] as f64 * b[i] as f64).sum();
+            let magnitude: f64 = (0..k).map(|i| (a[i] as f64 * b[i] as f64).abs()).sum();
+            let fp32 = (0..k).fold(0.0f32, |acc, i| a[i].mul_add(b[i], acc));
+            let v = compare_with_cpu(&[fp32], &[exact], &[magnitude], k);
+            assert!(
+                v.passed,
+                "seed {seed}: a correct fp32 dot product failed: {v:?}"
+            );
+            let missing = (0..k - 1).fold(0.0f32, |acc, i| a[i].mul_add(b[i], acc));
+            let v = compare_with_cpu(&[missing], &[exact], &[magnitude], k);
+            assert!(
+                !v.passed,
+                "seed {seed}: a dot product missing a term passed: {v:?}"
+            );
+        }
+    }
     use crate::GemmShape;
     use crate::cpu::{random_matrix, reference_gemm};
 
@@ -259,17 +301,19 @@ mod tests {
 
     #[test]
     fn norm_catches_what_the_elementwise_bound_misses() {
-        // product = [3, 4] (norm 5), result [3, 3]: relative error exactly 1/5. The magnitudes are
-        // large, so every element is inside its bound; only the norm check fails.
+        // product = [3, 4] (norm 5), result [3, 3]: relative error exactly 1/5. With k = 10⁶,
+        // γ_k ≈ 0.06 and magnitudes of 1000·|r| (consistent with random terms: ‖|A||B|‖/√k =
+        // ‖R‖), every element is inside its bound; only the norm check fails.
         let product = [3.0f64, 4.0];
-        let magnitude = [1e9f64, 1e9];
-        let v = compare_with_cpu(&[3.0, 3.0], &product, &magnitude, 1);
+        let magnitude = [3000.0f64, 4000.0];
+        let k = 1_000_000;
+        let v = compare_with_cpu(&[3.0, 3.0], &product, &magnitude, k);
         assert_eq!(v.rel_error, 0.2);
         assert_eq!(v.max_abs_error, 1.0);
         assert_eq!(v.elements_out_of_bound, 0);
         assert!(!v.passed, "{v:?}");
 
-        let v = compare_with_cpu(&[3.0, 4.0], &product, &magnitude, 1);
+        let v = compare_with_cpu(&[3.0, 4.0], &product, &magnitude, k);
         assert_eq!(v.rel_error, 0.0);
         assert_eq!(v.max_abs_error, 0.0);
         assert!(v.passed);

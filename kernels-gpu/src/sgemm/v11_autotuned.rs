@@ -9,7 +9,9 @@
 //! load but leave fewer blocks to spread over 132 SMs; deeper `TILE_K` halves the barriers per
 //! flop but doubles the shared memory per stage. Measuring beats guessing.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.1 TFLOP/s, 82% of cuBLAS, choosing 256×128×8 with 8×16 outputs per thread; at 1024³ it picks 64×128×16 and reaches 93% of cuBLAS where v10 reaches 61%.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.7 TFLOP/s, 83% of cuBLAS,
+//! choosing a 128×256 tile 8 deep with 8×16 outputs per thread (a near tie with v10's tile);
+//! at 1024³ it picks 64×128×16 and reaches 88% of cuBLAS where v10 reaches 58%.
 //!
 //! Launch: per candidate, as v10 with that candidate's tile (the host's table lists them).
 
@@ -37,3 +39,5 @@ tuned_entry!(sgemm_v11_tile_128x128x8_wide, 128, 128, 8, 16);
 tuned_entry!(sgemm_v11_tile_128x128x16_wide, 128, 128, 16, 16);
 tuned_entry!(sgemm_v11_tile_64x128x8_wide, 64, 128, 8, 16);
 tuned_entry!(sgemm_v11_tile_256x128x8_wide, 256, 128, 8, 16);
+tuned_entry!(sgemm_v11_tile_128x256x8_wide, 128, 256, 8, 16);
+tuned_entry!(sgemm_v11_tile_64x256x8_wide, 64, 256, 8, 16);
