@@ -1,10 +1,11 @@
-//! Criterion benches of every rung and of cuBLAS at 2048³, timed on the GPU with CUDA events
+//! Criterion benches of every kernel (each rung, each v11 candidate) and of cuBLAS at 2048³, timed on the GPU with CUDA events
 //! through `iter_custom`. Without a GPU they print why and measure nothing.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rust_gemm::cpu::random_matrix;
 use rust_gemm::gpu::Gpu;
-use rust_gemm::{GemmShape, PTX, RUNGS};
+use rust_gemm::sweep::all_kernels;
+use rust_gemm::{GemmShape, PTX};
 use std::time::Duration;
 
 fn ladder(c: &mut Criterion) {
@@ -32,15 +33,16 @@ fn ladder(c: &mut Criterion) {
             Duration::from_secs_f64(ms * 1e-3)
         })
     });
-    for rung in RUNGS {
+    // Every kernel: each plain rung, and each candidate of the autotuned rung (`v11/128x64x8`).
+    for (label, rung) in all_kernels() {
         if rung
             .launch(&shape, gpu.info().max_shared_per_block)
             .is_err()
         {
-            eprintln!("benches/ladder: {} cannot run {shape}, skipped", rung.name);
+            eprintln!("benches/ladder: {label} cannot run {shape}, skipped");
             continue;
         }
-        group.bench_function(rung.name, |bencher| {
+        group.bench_function(label, |bencher| {
             bencher.iter_custom(|iters| {
                 let ms = gpu
                     .time_ms(|| {

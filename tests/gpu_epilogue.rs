@@ -1,4 +1,4 @@
-//! GPU tests of the fused epilogue (v12) and of NaN propagation through every kernel.
+//! GPU tests of the fused epilogue (v12) and of NaN and Inf propagation through every kernel.
 //!
 //! They need a CUDA GPU, so they are ignored by default; on a GPU machine run
 //! `cargo test --test gpu_epilogue -- --ignored`.
@@ -115,18 +115,25 @@ fn epilogue_is_refused_by_rungs_without_one() {
 }
 
 /// A NaN in row r of A must make row r of C NaN and leave every other row finite; a NaN in
-/// column j of B likewise for column j of C (IEEE: NaN · x = NaN, and NaN + y = NaN).
+/// column j of B likewise for column j of C (IEEE: NaN · x = NaN, and NaN + y = NaN). An
+/// infinity in row r' of A makes every element of row r' infinite (B has no zeros, and the
+/// other terms are finite), or NaN where it meets the NaN column.
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
-fn nan_propagates_to_exactly_the_affected_row_and_column() {
+fn nan_and_inf_propagate_to_exactly_the_affected_rows_and_columns() {
     let gpu = open_gpu();
     let (m, n, k) = (131, 67, 77);
     let shape = GemmShape::new(m, n, k).unwrap();
-    let (bad_row, bad_col) = (42, 17);
+    let (nan_row, nan_col, inf_row) = (42, 17, 100);
     let mut a_host = random_matrix(m * k, 11);
     let mut b_host = random_matrix(k * n, 12);
-    a_host[bad_row * k + 5] = f32::NAN;
-    b_host[3 * n + bad_col] = f32::NAN;
+    a_host[nan_row * k + 5] = f32::NAN;
+    b_host[3 * n + nan_col] = f32::NAN;
+    a_host[inf_row * k + 9] = f32::INFINITY;
+    assert!(
+        b_host.iter().all(|&x| x != 0.0),
+        "B must have no zeros for the Inf row to stay infinite"
+    );
     let a = gpu.upload(&a_host).unwrap();
     let b = gpu.upload(&b_host).unwrap();
     let kernels = RUNGS.iter().flat_map(|r| {
@@ -148,21 +155,22 @@ fn nan_propagates_to_exactly_the_affected_row_and_column() {
         let mut c = gpu.upload(&vec![12345.0f32; m * n]).unwrap();
         gpu.launch_rung(rung, &a, &b, &mut c, &shape).unwrap();
         let out = gpu.download(&c).unwrap();
-        for i in 0..m {
+        'check: for i in 0..m {
             for j in 0..n {
-                let should_be_nan = i == bad_row || j == bad_col;
                 let value = out[i * n + j];
-                if value.is_nan() != should_be_nan || value == 12345.0 {
+                let (expected, ok) = if i == nan_row || j == nan_col {
+                    ("NaN", value.is_nan())
+                } else if i == inf_row {
+                    ("±Inf", value.is_infinite())
+                } else {
+                    ("a finite product", value.is_finite() && value != 12345.0)
+                };
+                if !ok {
                     failures.push(format!(
-                        "{} C[{i}][{j}] = {value}, expected {}",
-                        rung.name,
-                        if should_be_nan {
-                            "NaN"
-                        } else {
-                            "a finite product"
-                        }
+                        "{} C[{i}][{j}] = {value}, expected {expected}",
+                        rung.name
                     ));
-                    break;
+                    break 'check;
                 }
             }
         }

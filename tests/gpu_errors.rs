@@ -39,3 +39,23 @@ fn ptx_the_driver_rejects_is_a_module_load_error() {
         Ok(_) => panic!("the driver accepted PTX version 99.9"),
     }
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn autotuned_rung_is_not_launched_directly() {
+    use rust_gemm::cpu::random_matrix;
+    use rust_gemm::{GemmShape, RUNGS};
+    let gpu = Gpu::new(PTX).expect("a CUDA GPU");
+    let tuned = RUNGS
+        .iter()
+        .find(|r| !r.candidates.is_empty())
+        .expect("an autotuned rung");
+    let shape = GemmShape::new(64, 64, 64).unwrap();
+    let a = gpu.upload(&random_matrix(64 * 64, 1)).unwrap();
+    let b = gpu.upload(&random_matrix(64 * 64, 2)).unwrap();
+    let mut c = gpu.alloc_poisoned(64 * 64).unwrap();
+    match gpu.launch_rung(tuned, &a, &b, &mut c, &shape) {
+        Err(GemmError::NeedsTuning { rung }) => assert_eq!(rung, tuned.name),
+        other => panic!("expected NeedsTuning, got {other:?}"),
+    }
+}
