@@ -6,6 +6,7 @@
 use rust_gemm::cpu::{epilogue_reference, random_matrix, reference_gemm};
 use rust_gemm::gpu::Gpu;
 use rust_gemm::rungs::Epilogue;
+use rust_gemm::sweep::all_kernels;
 use rust_gemm::verify::compare_with_cpu;
 use rust_gemm::{GemmShape, PTX, RUNGS, Rung};
 
@@ -136,15 +137,8 @@ fn nan_and_inf_propagate_to_exactly_the_affected_rows_and_columns() {
     );
     let a = gpu.upload(&a_host).unwrap();
     let b = gpu.upload(&b_host).unwrap();
-    let kernels = RUNGS.iter().flat_map(|r| {
-        if r.candidates.is_empty() {
-            std::slice::from_ref(r)
-        } else {
-            r.candidates
-        }
-    });
     let mut failures = Vec::new();
-    for rung in kernels {
+    for (_, rung) in all_kernels() {
         if rung
             .launch(&shape, gpu.info().max_shared_per_block)
             .is_err()

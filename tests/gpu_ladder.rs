@@ -9,7 +9,7 @@
 use rust_gemm::cpu::{random_matrix, reference_gemm};
 use rust_gemm::gpu::Gpu;
 use rust_gemm::verify::compare_with_cpu;
-use rust_gemm::{GemmError, GemmShape, PTX, RUNGS, Rung};
+use rust_gemm::{GemmError, GemmShape, PTX, Rung};
 
 /// Ragged on purpose: no dimension a multiple of any tile, plus tile-aligned 256³, a single
 /// element, tall-and-skinny and a long reduction.
@@ -41,24 +41,9 @@ fn inputs(s: &GemmShape, seed: u64) -> (Vec<f32>, Vec<f32>) {
     )
 }
 
-/// Every kernel the host can launch, labelled: each plain rung, and each candidate of an
-/// autotuned rung as `rung/candidate`.
+/// Every kernel the host can launch, labelled (the same list `sgemm-ladder verify` checks).
 fn kernels() -> Vec<(String, &'static Rung)> {
-    RUNGS
-        .iter()
-        .flat_map(|rung| {
-            // An autotuned rung is not itself a kernel: its candidates are.
-            let itself = rung
-                .candidates
-                .is_empty()
-                .then(|| (rung.name.to_string(), rung));
-            itself.into_iter().chain(
-                rung.candidates
-                    .iter()
-                    .map(move |c| (format!("{}/{}", rung.name, c.name), c)),
-            )
-        })
-        .collect()
+    rust_gemm::sweep::all_kernels()
 }
 
 /// Runs `rung` (cuBLAS for `None`) on fresh inputs into a NaN-poisoned C and checks the result
