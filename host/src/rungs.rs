@@ -244,6 +244,16 @@ pub const RUNGS: &[Rung] = &[
             8,
         )
     },
+    pipelined(
+        "v13",
+        "cp.async 4-stage pipeline",
+        "sgemm_v13_async_copies",
+        128,
+        128,
+        8,
+        8,
+        4,
+    ),
 ];
 
 /// The block tiles v11 chooses from: v10's kernel monomorphized over tile sizes.
@@ -366,6 +376,33 @@ pub const V11_CANDIDATES: &[Rung] = &[
         16,
     ),
 ];
+
+/// A row for v13's pipelined kernel: v10's geometry with `stages` stages of shared memory.
+#[allow(clippy::too_many_arguments)]
+const fn pipelined(
+    name: &'static str,
+    idea: &'static str,
+    entry: &'static str,
+    block_tile_m: u32,
+    block_tile_n: u32,
+    tile_k: u32,
+    thread_tile_n: u32,
+    stages: u32,
+) -> Rung {
+    let stage_floats = tile_k * (block_tile_m + 4) + tile_k * block_tile_n;
+    Rung {
+        shared_mem: SharedMem::Fixed((stages * stage_floats) as usize * 4),
+        ..warp_tiled(
+            name,
+            idea,
+            entry,
+            block_tile_m,
+            block_tile_n,
+            tile_k,
+            thread_tile_n,
+        )
+    }
+}
 
 /// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep and
 /// 8 × `thread_tile_n` outputs per thread: warps of 32 threads, two stages of the padded

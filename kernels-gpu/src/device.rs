@@ -173,6 +173,69 @@ pub fn outer_product<const M: usize, const N: usize>(
     });
 }
 
+/// The shared-state-space address of a pointer into shared memory: what `cp.async` (and
+/// `ldmatrix`) take, rather than the generic address Rust pointers hold.
+#[inline(always)]
+pub fn shared_address(ptr: *const f32) -> u32 {
+    let address: u32;
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u64 wide; cvta.to.shared.u64 wide, {generic}; cvt.u32.u64 {address}, wide; }}",
+            generic = in(reg64) ptr as u64,
+            address = out(reg32) address,
+            options(pure, nomem, nostack),
+        )
+    };
+    address
+}
+
+/// `cp.async` of 4 bytes from global `src` to the shared-memory address `dst` (see
+/// [`shared_address`]), without passing through registers: the copy runs in the background
+/// until [`wait_async_copies`]. When `valid` is false nothing is read and `dst` is filled with
+/// zeros (the copy's source size is 0), so `src` need only be some valid address.
+#[inline(always)]
+pub unsafe fn copy_async_4(dst: u32, src: *const f32, valid: bool) {
+    let src_bytes: u32 = if valid { 4 } else { 0 };
+    unsafe {
+        core::arch::asm!(
+            "cp.async.ca.shared.global [{dst}], [{src}], 4, {src_bytes};",
+            dst = in(reg32) dst,
+            src = in(reg64) src,
+            src_bytes = in(reg32) src_bytes,
+            options(nostack),
+        )
+    };
+}
+
+/// `cp.async` of 16 bytes (both addresses 16-byte aligned), bypassing L1 (`.cg`). When `valid`
+/// is false nothing is read and `dst` is filled with zeros.
+#[inline(always)]
+pub unsafe fn copy_async_16(dst: u32, src: *const f32, valid: bool) {
+    let src_bytes: u32 = if valid { 16 } else { 0 };
+    unsafe {
+        core::arch::asm!(
+            "cp.async.cg.shared.global [{dst}], [{src}], 16, {src_bytes};",
+            dst = in(reg32) dst,
+            src = in(reg64) src,
+            src_bytes = in(reg32) src_bytes,
+            options(nostack),
+        )
+    };
+}
+
+/// Closes the group of `cp.async` copies this thread issued since the last commit.
+#[inline(always)]
+pub fn commit_async_copies() {
+    unsafe { core::arch::asm!("cp.async.commit_group;", options(nostack)) };
+}
+
+/// Waits until at most `PENDING` of this thread's committed copy groups are still in flight.
+/// Other threads' copies become visible only after a barrier as well.
+#[inline(always)]
+pub fn wait_async_copies<const PENDING: u32>() {
+    unsafe { core::arch::asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack)) };
+}
+
 /// Declares launch bounds for a kernel, like CUDA's `__launch_bounds__(max_threads,
 /// min_blocks)`. Rust has no attribute for this, so the macro exports a constant named
 /// `launch_bounds__<entry>`; `build.rs` turns it into the PTX directives

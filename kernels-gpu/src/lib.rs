@@ -7,6 +7,7 @@
 #![no_std]
 #![feature(abi_ptx, stdarch_nvptx, core_intrinsics, gpu_intrinsics)]
 #![feature(gpu_launch_sized_workgroup_mem, core_float_math, portable_simd)]
+#![feature(asm_experimental_arch, stmt_expr_attributes)]
 #![allow(internal_features)]
 // Kernels take raw device pointers by design; the host validates them before every launch.
 #![allow(clippy::missing_safety_doc)]

@@ -17,3 +17,4 @@ pub mod v09_grouped_order;
 pub mod v10_warp_tiling;
 pub mod v11_autotuned;
 pub mod v12_fused_epilogue;
+pub mod v13_async_copies;

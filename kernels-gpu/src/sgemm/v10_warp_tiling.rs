@@ -39,7 +39,7 @@ pub const fn warp_tile_n(thread_tile_n: usize) -> u32 {
 /// Lanes of a warp along columns (8 lane rows × 4 lane columns).
 const LANE_COLS: u32 = 4;
 /// Padding after each row of the transposed A tile, in floats (keeps 16-byte alignment).
-const A_PADDING: u32 = 4;
+pub const A_PADDING: u32 = 4;
 /// Most float4s one thread stages per operand per step; bounds the register arrays.
 const MAX_LOADS: usize = 4;
 
@@ -135,7 +135,6 @@ pub unsafe fn warp_tiled<
     let b_loads = const {
         (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
     };
-    let sub_tiles_n = const { THREAD_TILE_N / 4 };
     const {
         assert!(THREAD_TILE_N == 8 || THREAD_TILE_N == 16);
         assert!(
@@ -224,19 +223,11 @@ pub unsafe fn warp_tiled<
         let (a_tile, b_tile) = stage(step % 2);
         let mut kk = 0;
         while kk < TILE_K {
-            seq!(u in 0..8 {
-                let a_row = unsafe { a_tile.add(at(kk + u, row0, a_stride)) };
-                let b_row = unsafe { b_tile.add(at(kk + u, col0, BLOCK_TILE_N)) };
-                let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(32))) };
-                let mut b_frag = [0.0f32; THREAD_TILE_N];
-                seq!(s in 0..4 {
-                    if s < sub_tiles_n {
-                        let part = unsafe { read4(b_row.add(16 * s)) };
-                        seq!(q in 0..4 { b_frag[4 * s + q] = part[q]; });
-                    }
-                });
-                outer_product(&mut acc, &a_frag, &b_frag);
-            });
+            unsafe {
+                multiply_eight::<BLOCK_TILE_N, THREAD_TILE_N>(
+                    &mut acc, a_tile, b_tile, a_stride, kk, row0, col0,
+                )
+            };
             kk += 8;
         }
         if let Some(fetched) = next {
@@ -245,16 +236,63 @@ pub unsafe fn warp_tiled<
         sync_threads();
     }
 
-    // acc[i][j]: row row0 + (i / 4)·32 + i % 4, column col0 + (j / 4)·16 + j % 4.
+    unsafe { store_warp_tile(&acc, c, m, n, first_row + row0, first_col + col0, epilogue) };
+}
+
+/// Eight steps of k (`kk..kk + 8`) of a lane's outer products from one staged pair of tiles:
+/// per step, 2 vector reads of the transposed A tile (rows `row0..+4` and `row0 + 32..+4`),
+/// `THREAD_TILE_N / 4` of the B tile (columns `col0 + 16·s..+4`), and `8 × THREAD_TILE_N` fmas.
+/// Shared by v13, which changes only how the tiles get into shared memory.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn multiply_eight<const BLOCK_TILE_N: u32, const THREAD_TILE_N: usize>(
+    acc: &mut [[f32; THREAD_TILE_N]; 8],
+    a_tile: *const f32,
+    b_tile: *const f32,
+    a_stride: u32,
+    kk: u32,
+    row0: u32,
+    col0: u32,
+) {
+    let sub_tiles_n = const { THREAD_TILE_N / 4 };
+    seq!(u in 0..8 {
+        let a_row = unsafe { a_tile.add(at(kk + u, row0, a_stride)) };
+        let b_row = unsafe { b_tile.add(at(kk + u, col0, BLOCK_TILE_N)) };
+        let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(32))) };
+        let mut b_frag = [0.0f32; THREAD_TILE_N];
+        seq!(s in 0..4 {
+            if s < sub_tiles_n {
+                let part = unsafe { read4(b_row.add(16 * s)) };
+                seq!(q in 0..4 { b_frag[4 * s + q] = part[q]; });
+            }
+        });
+        outer_product(acc, &a_frag, &b_frag);
+    });
+}
+
+/// Applies `epilogue` to a lane's accumulators and writes them to C, whose element
+/// (`row`, `col`) is the lane's first: `acc[i][j]` goes to row `row + (i / 4)·32 + i % 4`,
+/// column `col + (j / 4)·16 + j % 4`. Shared by v13.
+#[inline(always)]
+pub unsafe fn store_warp_tile<const THREAD_TILE_N: usize>(
+    acc: &[[f32; THREAD_TILE_N]; 8],
+    c: *mut f32,
+    m: u32,
+    n: u32,
+    row: u32,
+    col: u32,
+    epilogue: &Epilogue,
+) {
+    let sub_tiles_n = const { THREAD_TILE_N / 4 };
     seq!(i in 0..8 {
-        let row = first_row + row0 + (i / 4) * 32 + i % 4;
+        let r = row + (i / 4) * 32 + i % 4;
         let values = &acc[i];
         seq!(s in 0..4 {
             if s < sub_tiles_n {
-                let col = first_col + col0 + 16 * s as u32;
+                let cc = col + 16 * s as u32;
                 let part = f32x4::from_array([values[4 * s], values[4 * s + 1], values[4 * s + 2], values[4 * s + 3]]);
-                let part = epilogue.apply(part, || unsafe { load4_or_zero(c, m, n, row, col) });
-                unsafe { store4_or_partial(c, m, n, row, col, part) };
+                let part = epilogue.apply(part, || unsafe { load4_or_zero(c, m, n, r, cc) });
+                unsafe { store4_or_partial(c, m, n, r, cc, part) };
             }
         });
     });
