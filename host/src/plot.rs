@@ -6,6 +6,25 @@ use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
+/// Line colours for the rungs, distinguishable on white (cuBLAS is black).
+const COLORS: [RGBColor; 15] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+    RGBColor(0, 0, 139),
+    RGBColor(139, 0, 0),
+    RGBColor(0, 100, 0),
+    RGBColor(255, 0, 255),
+    RGBColor(184, 134, 11),
+];
+
 /// Square shapes smaller than this are left out of the plot: they measure launch latency.
 pub const MIN_PLOTTED_SIZE: usize = 256;
 
@@ -39,8 +58,10 @@ pub fn write_plot(path: &Path, records: &[Record], device: &str) -> Result<bool,
     if sizes.len() < 2 {
         return Ok(false);
     }
-    let (lo, hi) = (sizes[0], sizes[sizes.len() - 1]);
     let top = series.values().flatten().map(|p| p.1).fold(0.0, f64::max) * 1.1;
+    // One evenly spaced slot per measured size, labelled with the size itself.
+    let slot = |size: f64| sizes.iter().position(|&s| s == size).unwrap_or(0) as f64;
+    let labels = sizes.clone();
 
     let root = SVGBackend::new(path, (1000, 650)).into_drawing_area();
     let err = |e: DrawingAreaErrorKind<_>| e.to_string();
@@ -50,23 +71,33 @@ pub fn write_plot(path: &Path, records: &[Record], device: &str) -> Result<bool,
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(60)
-        .build_cartesian_2d((lo * 0.9..hi * 1.1).log_scale(), 0.0..top)
+        .build_cartesian_2d(-0.3..(sizes.len() as f64 - 0.7), 0.0..top)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc("M = N = K")
         .y_desc("TFLOP/s")
         .x_labels(sizes.len())
-        .x_label_formatter(&|x| format!("{:.0}", x))
+        .x_label_formatter(&|x| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < labels.len() {
+                format!("{:.0}", labels[i as usize])
+            } else {
+                String::new()
+            }
+        })
         .draw()
         .map_err(err)?;
     for (i, rung) in order.iter().enumerate() {
-        let mut points = series[rung].clone();
+        let mut points: Vec<(f64, f64)> = series[rung]
+            .iter()
+            .map(|&(size, t)| (slot(size), t))
+            .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let color = if rung == "cublas" {
-            BLACK.to_rgba()
+            BLACK
         } else {
-            Palette99::pick(i).to_rgba()
+            COLORS[i % COLORS.len()]
         };
         let width = if rung == "cublas" { 3 } else { 2 };
         chart

@@ -12,7 +12,7 @@
 //! **Still limited by** shared-memory loads (one per two fmas) and by scalar global loads: one
 //! 4-byte load instruction per element staged (v4 fixes the latter).
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 23.4 TFLOP/s, 46% of cuBLAS.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 23.4 TFLOP/s, 45% of cuBLAS.
 //!
 //! Launch: block 16×16 threads, grid ⌈n/64⌉ × ⌈m/64⌉, 8 KiB of dynamic shared memory.
 

@@ -13,7 +13,7 @@
 //! Rows of any other length, and groups of four that cross the matrix edge, fall back to scalar
 //! loads inside [`load4_or_zero`], so ragged shapes stay correct, just slower.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 26.1 TFLOP/s, 51% of cuBLAS.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 26.1 TFLOP/s, 50% of cuBLAS.
 //!
 //! Launch: block 16×16 threads, grid ⌈n/64⌉ × ⌈m/64⌉, 8 KiB of dynamic shared memory.
 
