@@ -99,6 +99,21 @@ pub enum GemmError {
         /// The rung's name.
         rung: &'static str,
     },
+    /// A weight format the quantizer does not support, or a name it cannot parse.
+    #[error(
+        "unsupported weight format {0:?}: use u1–u8, i2–i8, a small float eXmY with 1 + X + Y ≤ 8 bits (X ≥ 1, Y ≥ 0, e.g. e2m1, e4m3, e5m2), or f16"
+    )]
+    UnsupportedFormat(String),
+    /// The quantization group does not divide the reduction length.
+    #[error(
+        "group size {group} does not divide k = {k}: groups of scales run along k, so k must be a multiple of the group size"
+    )]
+    GroupSize {
+        /// The group size asked for.
+        group: usize,
+        /// The reduction length.
+        k: usize,
+    },
     /// No rung has that name.
     #[error("no rung named {name:?}; known rungs: {known}")]
     UnknownRung {

@@ -10,6 +10,8 @@
 //! - [`bench`]: the harness that verifies and times rungs against cuBLAS.
 //! - [`sweep`]: randomized verification of every kernel over many shapes, from one seed.
 //! - [`plot`]: GFLOP/s against size for every rung and cuBLAS, as SVG.
+//! - [`quant`]: low-bit weight formats, quantizer, dequantizer and dense packing (the
+//!   semantics the dequantizing GEMM of issue 4 is checked against).
 //! - [`report`]: result records, the printed table, Markdown and JSON.
 
 pub mod autotune;
@@ -18,6 +20,7 @@ pub mod cpu;
 pub mod error;
 pub mod gpu;
 pub mod plot;
+pub mod quant;
 pub mod report;
 pub mod rungs;
 pub mod shape;
