@@ -118,6 +118,33 @@ impl Gpu {
             .map_err(|e| GemmError::cuda("copying to the device", e))
     }
 
+    /// Copies `data` of any plain element type (fp16 bits, packed bytes...) to a new device
+    /// buffer, after checking that it fits.
+    pub fn upload_raw<T: cudarc::driver::DeviceRepr>(
+        &self,
+        data: &[T],
+    ) -> Result<CudaSlice<T>, GemmError> {
+        self.ensure_room(std::mem::size_of_val(data))?;
+        self.stream
+            .clone_htod(data)
+            .map_err(|e| GemmError::cuda("copying to the device", e))
+    }
+
+    /// Copies a device buffer of any plain element type back to the host.
+    pub fn download_raw<T: cudarc::driver::DeviceRepr>(
+        &self,
+        buffer: &CudaSlice<T>,
+    ) -> Result<Vec<T>, GemmError> {
+        self.stream
+            .clone_dtoh(buffer)
+            .map_err(|e| GemmError::cuda("copying from the device (a kernel may have faulted)", e))
+    }
+
+    /// The stream every launch goes to.
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
     /// A new device buffer of `len` floats, poisoned with NaN.
     pub fn alloc_poisoned(&self, len: usize) -> Result<CudaSlice<f32>, GemmError> {
         self.ensure_room(len.saturating_mul(std::mem::size_of::<f32>()))?;
@@ -295,17 +322,22 @@ impl Gpu {
     /// The rung's kernel, loaded once; its shared-memory limit raised to what the device allows,
     /// because blocks may only use more than 48 KiB after opting in.
     fn function(&self, rung: &Rung) -> Result<CudaFunction, GemmError> {
+        self.kernel(rung.entry)
+    }
+
+    /// The kernel `entry`, loaded once per `Gpu`.
+    pub(crate) fn kernel(&self, entry: &'static str) -> Result<CudaFunction, GemmError> {
+        let rung_entry = entry;
         let mut functions = self
             .functions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(f) = functions.get(rung.entry) {
+        if let Some(f) = functions.get(rung_entry) {
             return Ok(f.clone());
         }
-        let function = self.module.load_function(rung.entry).map_err(|e| {
+        let function = self.module.load_function(rung_entry).map_err(|e| {
             GemmError::ModuleLoad(format!(
-                "entry point {} is missing from the PTX: {e}",
-                rung.entry
+                "entry point {rung_entry} is missing from the PTX: {e}"
             ))
         })?;
         function
@@ -315,11 +347,11 @@ impl Gpu {
             )
             .map_err(|e| {
                 GemmError::cuda(
-                    format!("raising the shared-memory limit of {}", rung.entry),
+                    format!("raising the shared-memory limit of {rung_entry}"),
                     e,
                 )
             })?;
-        functions.insert(rung.entry, function.clone());
+        functions.insert(rung_entry, function.clone());
         Ok(function)
     }
 }

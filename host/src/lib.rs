@@ -4,6 +4,7 @@
 //!   CLI, the tests and the benches all read.
 //! - [`shape`]: GEMM shapes and their validation.
 //! - [`cpu`]: random matrices and the CPU reference (f64 accumulation, multi-threaded).
+//! - [`dequant`]: uploading quantized weights and launching the dequantizing GEMM.
 //! - [`verify`]: error norms and the tolerance a result must meet.
 //! - [`gpu`]: the CUDA runtime (through cudarc): module loading, launches, cuBLAS, timing.
 //! - [`autotune`]: picks the fastest candidate kernel per device and shape, with a JSON cache.
@@ -17,6 +18,7 @@
 pub mod autotune;
 pub mod bench;
 pub mod cpu;
+pub mod dequant;
 pub mod error;
 pub mod gpu;
 pub mod plot;

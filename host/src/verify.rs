@@ -119,6 +119,45 @@ pub fn compare_with_cpu(c: &[f32], product: &[f64], magnitude: &[f64], k: usize)
     )
 }
 
+/// Compares a result that was accumulated in fp32 and then rounded to a narrower output type
+/// (unit roundoff `output_unit_roundoff`, 2⁻¹¹ for fp16) with the f64 reference: the
+/// elementwise bound grows by one output rounding, `u_out·|r|`, plus the output's smallest
+/// subnormal step `tiny`, and the Frobenius tolerance by `u_out`.
+pub fn compare_rounded_output(
+    c: &[f32],
+    product: &[f64],
+    magnitude: &[f64],
+    k: usize,
+    output_unit_roundoff: f64,
+    tiny: f64,
+) -> Verification {
+    assert_eq!(
+        c.len(),
+        product.len(),
+        "result and reference differ in length"
+    );
+    assert_eq!(
+        c.len(),
+        magnitude.len(),
+        "result and magnitudes differ in length"
+    );
+    let gamma = gamma(k, FP32_UNIT_ROUNDOFF);
+    let out_of_bound = c
+        .iter()
+        .zip(product.iter().zip(magnitude))
+        .filter(|&(&x, (&r, &mag))| {
+            let err = (x as f64 - r).abs();
+            let bound =
+                gamma * mag * (1.0 + output_unit_roundoff) + output_unit_roundoff * r.abs() + tiny;
+            err.partial_cmp(&bound)
+                .is_none_or(std::cmp::Ordering::is_gt)
+        })
+        .count();
+    let plain = compare_with_cpu(c, product, magnitude, k);
+    let tolerance = plain.tolerance + 2.0 * output_unit_roundoff;
+    finish(c, product, out_of_bound, tolerance, ReferenceKind::CpuF64)
+}
+
 /// Compares `c` with another fp32 result (cuBLAS): doubled tolerance, every element finite.
 pub fn compare_with_fp32(c: &[f32], reference: &[f32], k: usize) -> Verification {
     assert_eq!(

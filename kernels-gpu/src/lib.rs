@@ -2,7 +2,8 @@
 //!
 //! Every kernel multiplies row-major fp32 matrices, `C[m×n] = A[m×k] · B[k×n]`, and takes the
 //! same arguments `(a, b, c, m, n, k)`, so the host can launch any rung from one table.
-//! [`device`] holds the few hardware helpers the rungs share; [`sgemm`] holds one file per rung.
+//! [`device`] holds the few hardware helpers the rungs share; [`sgemm`] holds one file per rung;
+//! [`dequant`] holds the weight-only-quantized GEMM (fp16 activations, low-bit weights).
 
 #![no_std]
 #![feature(abi_ptx, stdarch_nvptx, core_intrinsics, gpu_intrinsics)]
@@ -22,6 +23,7 @@
     clippy::needless_range_loop
 )]
 
+pub mod dequant;
 pub mod device;
 pub mod sgemm;
 
