@@ -79,50 +79,13 @@ pub fn gamma(k: usize, unit_roundoff: f64) -> f64 {
 
 /// Compares `c` with the f64 CPU reference `product`, elementwise against `γ_k·magnitude`.
 pub fn compare_with_cpu(c: &[f32], product: &[f64], magnitude: &[f64], k: usize) -> Verification {
-    assert_eq!(
-        c.len(),
-        product.len(),
-        "result and reference differ in length"
-    );
-    assert_eq!(
-        c.len(),
-        magnitude.len(),
-        "result and magnitudes differ in length"
-    );
-    let gamma = gamma(k, FP32_UNIT_ROUNDOFF);
-    let out_of_bound = c
-        .iter()
-        .zip(product.iter().zip(magnitude))
-        .filter(|&(&x, (&r, &mag))| {
-            let err = (x as f64 - r).abs();
-            // A NaN compares as None, so it counts as out of bound.
-            err.partial_cmp(&(gamma * mag))
-                .is_none_or(std::cmp::Ordering::is_gt)
-        })
-        .count();
-    let reference_norm = product.iter().map(|r| r * r).sum::<f64>().sqrt();
-    let magnitude_norm = magnitude.iter().map(|m| m * m).sum::<f64>().sqrt();
-    let terms = (k.max(1) as f64).sqrt();
-    // Relative to ‖R‖, but never tighter than the terms' own magnitude allows (see the module
-    // docs); an all-zero reference leaves only the elementwise bound.
-    let scale = if reference_norm > 0.0 {
-        (magnitude_norm / terms / reference_norm).max(1.0)
-    } else {
-        f64::INFINITY
-    };
-    finish(
-        c,
-        product,
-        out_of_bound,
-        fp32_tolerance(k) * scale,
-        ReferenceKind::CpuF64,
-    )
+    compare_rounded_output(c, product, magnitude, k, 0.0, 0.0)
 }
 
 /// Compares a result that was accumulated in fp32 and then rounded to a narrower output type
-/// (unit roundoff `output_unit_roundoff`, 2⁻¹¹ for fp16) with the f64 reference: the
-/// elementwise bound grows by one output rounding, `u_out·|r|`, plus the output's smallest
-/// subnormal step `tiny`, and the Frobenius tolerance by `u_out`.
+/// (unit roundoff `output_unit_roundoff`, 2⁻¹¹ for fp16; 0 for fp32 output) with the f64
+/// reference: the elementwise bound grows by one output rounding, `u_out·|r|`, plus the
+/// output's smallest subnormal step `tiny`, and the Frobenius tolerance by `2·u_out`.
 pub fn compare_rounded_output(
     c: &[f32],
     product: &[f64],
@@ -149,13 +112,28 @@ pub fn compare_rounded_output(
             let err = (x as f64 - r).abs();
             let bound =
                 gamma * mag * (1.0 + output_unit_roundoff) + output_unit_roundoff * r.abs() + tiny;
+            // A NaN compares as None, so it counts as out of bound.
             err.partial_cmp(&bound)
                 .is_none_or(std::cmp::Ordering::is_gt)
         })
         .count();
-    let plain = compare_with_cpu(c, product, magnitude, k);
-    let tolerance = plain.tolerance + 2.0 * output_unit_roundoff;
+    let tolerance = frobenius_tolerance(product, magnitude, k) + 2.0 * output_unit_roundoff;
     finish(c, product, out_of_bound, tolerance, ReferenceKind::CpuF64)
+}
+
+/// `16·u·√k`, relative to `‖R‖` but never tighter than the terms' own magnitude
+/// `‖|A|·|B|‖/√k` allows (see the module docs); an all-zero reference leaves only the
+/// elementwise bound.
+fn frobenius_tolerance(product: &[f64], magnitude: &[f64], k: usize) -> f64 {
+    let reference_norm = product.iter().map(|r| r * r).sum::<f64>().sqrt();
+    let magnitude_norm = magnitude.iter().map(|m| m * m).sum::<f64>().sqrt();
+    let terms = (k.max(1) as f64).sqrt();
+    let scale = if reference_norm > 0.0 {
+        (magnitude_norm / terms / reference_norm).max(1.0)
+    } else {
+        f64::INFINITY
+    };
+    fp32_tolerance(k) * scale
 }
 
 /// Compares `c` with another fp32 result (cuBLAS): doubled tolerance, every element finite.
