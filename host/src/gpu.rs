@@ -112,10 +112,7 @@ impl Gpu {
 
     /// Copies `data` to a new device buffer, after checking that it fits.
     pub fn upload(&self, data: &[f32]) -> Result<CudaSlice<f32>, GemmError> {
-        self.ensure_room(std::mem::size_of_val(data))?;
-        self.stream
-            .clone_htod(data)
-            .map_err(|e| GemmError::cuda("copying to the device", e))
+        self.upload_raw(data)
     }
 
     /// Copies `data` of any plain element type (fp16 bits, packed bytes...) to a new device
@@ -172,9 +169,7 @@ impl Gpu {
 
     /// Copies a device buffer back to the host (and so waits for all work queued before it).
     pub fn download(&self, buffer: &CudaSlice<f32>) -> Result<Vec<f32>, GemmError> {
-        self.stream
-            .clone_dtoh(buffer)
-            .map_err(|e| GemmError::cuda("copying from the device (a kernel may have faulted)", e))
+        self.download_raw(buffer)
     }
 
     /// Queues `rung` computing `c = a·b` for `shape`, after checking buffers, limits and alignment.

@@ -50,6 +50,15 @@ pub fn grouped_tile(block: u32, tiles_m: u32, tiles_n: u32, group_m: u32) -> (u3
     )
 }
 
+/// First row and column of the tile of C that this block computes, in grouped order, for
+/// `block_tile_m × block_tile_n` tiles. Shared by v10 and v13.
+#[inline(always)]
+pub fn grouped_block_origin(m: u32, n: u32, block_tile_m: u32, block_tile_n: u32) -> (u32, u32) {
+    let (tiles_m, tiles_n) = (m.div_ceil(block_tile_m), n.div_ceil(block_tile_n));
+    let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
+    (tile_row * block_tile_m, tile_col * block_tile_n)
+}
+
 /// v9: v8 with blocks mapped to tiles of C in grouped order.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v09_grouped_order(
@@ -60,18 +69,6 @@ pub unsafe extern "ptx-kernel" fn sgemm_v09_grouped_order(
     n: u32,
     k: u32,
 ) {
-    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
-    let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
-    unsafe {
-        double_buffered(
-            a,
-            b,
-            c,
-            m,
-            n,
-            k,
-            tile_row * BLOCK_TILE_M,
-            tile_col * BLOCK_TILE_N,
-        )
-    };
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
+    unsafe { double_buffered(a, b, c, m, n, k, first_row, first_col) };
 }

@@ -21,10 +21,10 @@
 //! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.
 
 use super::v07_transposed_a::join8;
-use super::v09_grouped_order::{GROUP_M, grouped_tile};
+use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
-    at, block_x, fma, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial,
-    sync_threads, thread_x, write4,
+    at, fma, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial, sync_threads,
+    thread_x, write4,
 };
 use core::simd::f32x4;
 use seq_macro::seq;
@@ -152,16 +152,9 @@ pub unsafe fn warp_tiled<
     }
     let a_stride = BLOCK_TILE_M + A_PADDING;
 
-    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
-    let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
-    let (first_row, first_col) = (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N);
-
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
     let thread = thread_x();
-    let (warp, lane) = (thread / 32, thread % 32);
-    let warps_n = BLOCK_TILE_N / warp_tile_n(THREAD_TILE_N);
-    // Top-left of the lane's first 4×4 sub-tile; the others are 32 rows and 16 columns on.
-    let row0 = (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4;
-    let col0 = (warp % warps_n) * warp_tile_n(THREAD_TILE_N) + (lane % LANE_COLS) * 4;
+    let (row0, col0) = lane_origin(thread, BLOCK_TILE_N, THREAD_TILE_N);
 
     let stages = shared_f32();
     let stage = |s: u32| {
@@ -237,6 +230,19 @@ pub unsafe fn warp_tiled<
     }
 
     unsafe { store_warp_tile(&acc, c, m, n, first_row + row0, first_col + col0, epilogue) };
+}
+
+/// Top-left corner, inside the block tile, of the first 4×4 sub-tile of thread `thread`: warps
+/// tile the block as 64 × `warp_tile_n` tiles, lanes sit 8 rows × 4 columns inside them; the
+/// lane's other sub-tiles are 32 rows and 16 columns on. Shared by v13.
+#[inline(always)]
+pub fn lane_origin(thread: u32, block_tile_n: u32, thread_tile_n: usize) -> (u32, u32) {
+    let (warp, lane) = (thread / 32, thread % 32);
+    let warps_n = block_tile_n / warp_tile_n(thread_tile_n);
+    (
+        (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4,
+        (warp % warps_n) * warp_tile_n(thread_tile_n) + (lane % LANE_COLS) * 4,
+    )
 }
 
 /// Eight steps of k (`kk..kk + 8`) of a lane's outer products from one staged pair of tiles:

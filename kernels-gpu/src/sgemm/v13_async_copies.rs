@@ -32,13 +32,14 @@
 //! Launch: 256 threads (1-D), grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped order), 4 stages of
 //! `8·(128 + 4) + 8·128` floats = 33 280 bytes of dynamic shared memory.
 
-use super::v09_grouped_order::{GROUP_M, grouped_tile};
+use super::v09_grouped_order::grouped_block_origin;
 use super::v10_warp_tiling::{
-    A_PADDING, Epilogue, multiply_eight, stage_floats, store_warp_tile, threads, warp_tile_n,
+    A_PADDING, Epilogue, lane_origin, multiply_eight, stage_floats, store_warp_tile, threads,
+    warp_tile_n,
 };
 use crate::device::{
-    at, block_x, commit_async_copies, copy_async_4, copy_async_16, shared_address, shared_f32,
-    sync_threads, thread_x, wait_async_copies,
+    at, commit_async_copies, copy_async_4, copy_async_16, shared_address, shared_f32, sync_threads,
+    thread_x, wait_async_copies,
 };
 use seq_macro::seq;
 
@@ -91,15 +92,9 @@ pub unsafe fn pipelined<
     }
     let a_stride = BLOCK_TILE_M + A_PADDING;
 
-    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
-    let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
-    let (first_row, first_col) = (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N);
-
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
     let thread = thread_x();
-    let (warp, lane) = (thread / 32, thread % 32);
-    let warps_n = BLOCK_TILE_N / warp_tile_n(THREAD_TILE_N);
-    let row0 = (warp / warps_n) * 64 + (lane / 4) * 4;
-    let col0 = (warp % warps_n) * warp_tile_n(THREAD_TILE_N) + (lane % 4) * 4;
+    let (row0, col0) = lane_origin(thread, BLOCK_TILE_N, THREAD_TILE_N);
 
     let stages = shared_f32();
     // Whole 16-byte copies of B need rows of a multiple of 4 floats; otherwise 4-byte ones.
