@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Assembles the kernels' PTX with NVIDIA's ptxas for sm_90 and prints, per kernel, the registers,
+# Assembles the kernels' PTX with NVIDIA's ptxas for sm_90a and prints, per kernel, the registers,
 # static shared memory, stack frame and spills. Fails if ptxas rejects the PTX, or if any kernel
 # has a stack frame or spills registers (local-memory traffic in a GEMM inner loop).
 #
@@ -63,14 +63,14 @@ trap 'rm -rf "$scratch"' EXIT
 
 echo "ptxas-check: $("$ptxas" --version | tail -n 1)"
 echo "ptxas-check: $ptx"
-if ! "$ptxas" -arch=sm_90 -v "$ptx" -o "$scratch/kernels.cubin" >"$scratch/log" 2>&1; then
+if ! "$ptxas" -arch=sm_90a -v "$ptx" -o "$scratch/kernels.cubin" >"$scratch/log" 2>&1; then
     cat "$scratch/log" >&2
     echo "ptxas-check: error: ptxas rejected $ptx" >&2
     exit 1
 fi
 
 # ptxas -v prints, per entry function:
-#   ptxas info    : Compiling entry function 'NAME' for 'sm_90'
+#   ptxas info    : Compiling entry function 'NAME' for 'sm_90a'
 #   ptxas info    : Function properties for NAME
 #       S bytes stack frame, T bytes spill stores, L bytes spill loads
 #   ptxas info    : Used R registers, used 1 barriers, X bytes smem, ...

@@ -138,7 +138,11 @@ fn nan_and_inf_propagate_to_exactly_the_affected_rows_and_columns() {
     let a = gpu.upload(&a_host).unwrap();
     let b = gpu.upload(&b_host).unwrap();
     let mut failures = Vec::new();
-    for (_, rung) in all_kernels() {
+    // fp16 rungs take other buffers; their NaN and Inf handling is checked in gpu_ladder.rs.
+    for (_, rung) in all_kernels()
+        .into_iter()
+        .filter(|(_, r)| r.precision != rust_gemm::rungs::Precision::Fp16)
+    {
         if rung
             .launch(&shape, gpu.info().max_shared_per_block)
             .is_err()

@@ -9,7 +9,7 @@ use rust_gemm::{GemmError, PTX};
 fn allocation_larger_than_the_device_is_a_clear_error() {
     let gpu = Gpu::new(PTX).expect("a CUDA GPU");
     let too_many = gpu.info().total_memory; // floats: 4× the device's bytes
-    match gpu.alloc_poisoned(too_many) {
+    match gpu.alloc_poisoned::<f32>(too_many) {
         Err(GemmError::OutOfDeviceMemory {
             needed_bytes,
             free_bytes,
@@ -21,11 +21,11 @@ fn allocation_larger_than_the_device_is_a_clear_error() {
     }
     // A length whose byte count overflows usize is refused the same way, not wrapped around.
     assert!(matches!(
-        gpu.alloc_poisoned(usize::MAX / 2),
+        gpu.alloc_poisoned::<f32>(usize::MAX / 2),
         Err(GemmError::OutOfDeviceMemory { .. })
     ));
     // The GPU stays usable after a refusal.
-    assert!(gpu.alloc_poisoned(1024).is_ok());
+    assert!(gpu.alloc_poisoned::<f32>(1024).is_ok());
 }
 
 #[test]

@@ -74,7 +74,7 @@ fn rung_names_are_unique() {
 }
 
 #[test]
-fn ptx_targets_sm_90() {
+fn ptx_targets_sm_90a_with_ptx_8() {
     let directive = |name: &str| {
         PTX.lines()
             .map(str::trim)
@@ -82,9 +82,15 @@ fn ptx_targets_sm_90() {
             .unwrap_or_else(|| panic!("no {name} directive in the PTX"))
             .to_string()
     };
-    assert_eq!(directive(".target"), ".target sm_90");
+    // sm_90a: the wgmma rung needs Hopper's architecture-specific instructions, PTX 8.0 or newer.
+    assert_eq!(directive(".target"), ".target sm_90a");
     assert_eq!(directive(".address_size"), ".address_size 64");
-    assert!(directive(".version").starts_with(".version "));
+    let version = directive(".version");
+    let number: f64 = version
+        .trim_start_matches(".version ")
+        .parse()
+        .unwrap_or_else(|_| panic!("unreadable {version}"));
+    assert!(number >= 8.0, "{version}: wgmma needs PTX 8.0");
 }
 
 #[test]

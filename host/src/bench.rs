@@ -8,9 +8,11 @@
 
 use crate::autotune::{Autotuner, Trial};
 use crate::cpu::{random_matrix, reference_gemm, reference_seconds};
+use crate::element::{Element, convert, widen};
 use crate::gpu::Gpu;
 use crate::report::Record;
-use crate::verify::{Verification, compare_with_cpu, compare_with_fp32};
+use crate::rungs::Precision;
+use crate::verify::{ErrorModel, Verification, compare_with_blas, compare_with_model};
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::driver::CudaSlice;
 
@@ -64,11 +66,12 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// Device-resident inputs for one shape, with the reference they are checked against.
-struct Inputs {
-    a: Vec<CudaSlice<f32>>,
-    b: Vec<CudaSlice<f32>>,
-    c: CudaSlice<f32>,
+/// Device-resident inputs of one element type for one shape, with the reference they are
+/// checked against.
+struct Operands<T: Element> {
+    a: Vec<CudaSlice<T>>,
+    b: Vec<CudaSlice<T>>,
+    c: CudaSlice<T>,
     check: Checker,
 }
 
@@ -83,18 +86,106 @@ enum Checker {
 }
 
 impl Checker {
-    fn check(&self, c: &[f32], k: usize) -> Verification {
+    fn check(&self, c: &[f32], k: usize, model: &ErrorModel) -> Verification {
         match self {
-            Checker::Cpu { product, magnitude } => compare_with_cpu(c, product, magnitude, k),
-            Checker::Cublas { result } => compare_with_fp32(c, result, k),
+            Checker::Cpu { product, magnitude } => {
+                compare_with_model(c, product, magnitude, k, model)
+            }
+            Checker::Cublas { result } => compare_with_blas(c, result, k, model),
+        }
+    }
+}
+
+/// The operands of one run, made on first use: fp32 (for fp32 and TF32 rungs) and fp16.
+struct Workspace<'a> {
+    gpu: &'a Gpu,
+    shape: &'a GemmShape,
+    policy: ReferencePolicy,
+    seed: u64,
+    fp32: Option<Operands<f32>>,
+    fp16: Option<Operands<u16>>,
+}
+
+impl Workspace<'_> {
+    fn fp32(&mut self) -> Result<&mut Operands<f32>, GemmError> {
+        if self.fp32.is_none() {
+            self.fp32 = Some(prepare::<f32>(
+                self.gpu,
+                self.shape,
+                self.policy,
+                self.seed,
+            )?);
+        }
+        Ok(self.fp32.as_mut().expect("just made"))
+    }
+
+    fn fp16(&mut self) -> Result<&mut Operands<u16>, GemmError> {
+        if self.fp16.is_none() {
+            self.fp16 = Some(prepare::<u16>(
+                self.gpu,
+                self.shape,
+                self.policy,
+                self.seed,
+            )?);
+        }
+        Ok(self.fp16.as_mut().expect("just made"))
+    }
+
+    /// Verifies and times `launch` (a rung, or cuBLAS when `rung` is None) on the operands of
+    /// `precision`; returns the median milliseconds.
+    fn measure(
+        &mut self,
+        precision: Precision,
+        rung: Option<&Rung>,
+        options: &BenchOptions,
+        record: &mut Record,
+    ) -> Result<f64, GemmError> {
+        let (gpu, shape) = (self.gpu, self.shape);
+        let model = ErrorModel::for_precision(precision);
+        record.precision = precision.label().to_string();
+        match precision {
+            Precision::Fp32 | Precision::Tf32 => {
+                let operands = self.fp32()?;
+                measure(
+                    gpu,
+                    operands,
+                    shape,
+                    options,
+                    &model,
+                    record,
+                    |a, b, c| match rung {
+                        Some(rung) => gpu.launch_rung(rung, a, b, c, shape),
+                        None if precision == Precision::Fp32 => gpu.launch_cublas(a, b, c, shape),
+                        None => gpu.launch_cublas_as(precision, a, b, c, shape),
+                    },
+                )
+            }
+            Precision::Fp16 => {
+                let operands = self.fp16()?;
+                measure(
+                    gpu,
+                    operands,
+                    shape,
+                    options,
+                    &model,
+                    record,
+                    |a, b, c| match rung {
+                        Some(rung) => gpu.launch_rung(rung, a, b, c, shape),
+                        None => gpu.launch_cublas_as(precision, a, b, c, shape),
+                    },
+                )
+            }
         }
     }
 }
 
 /// Runs cuBLAS and `rungs` on `shape` with inputs drawn from `seed`. Returns one record for
-/// cuBLAS (named "cublas") followed by one per rung. A rung that cannot take this shape (its
-/// limits) gets a record that says why; a CUDA failure ends the run with an error. Autotuned
-/// rungs are resolved through `tuner`; `on_search` sees each new search's trials.
+/// cuBLAS SGEMM (named "cublas") followed by one per rung; before the first rung of another
+/// precision (TF32, fp16) comes a record for that precision's cuBLAS baseline
+/// ("cublas-tf32", "cublas-fp16"), and each rung's percentage is of its own baseline. A rung
+/// that cannot take this shape (its limits) gets a record that says why; a CUDA failure ends
+/// the run with an error. Autotuned rungs are resolved through `tuner`; `on_search` sees each
+/// new search's trials.
 pub fn run_shape(
     gpu: &Gpu,
     shape: &GemmShape,
@@ -104,24 +195,43 @@ pub fn run_shape(
     tuner: &mut Autotuner,
     on_search: &mut dyn FnMut(&Rung, &[Trial]),
 ) -> Result<Vec<Record>, GemmError> {
-    let mut inputs = prepare(gpu, shape, options.reference, seed)?;
+    let mut work = Workspace {
+        gpu,
+        shape,
+        policy: options.reference,
+        seed,
+        fp32: None,
+        fp16: None,
+    };
     let device = gpu.info().name.clone();
     let new_record =
         |rung: &str, idea: &str| Record::new(rung, idea, shape, &device, seed, options.reps);
 
-    let mut cublas = new_record("cublas", "cuBLAS SGEMM, TF32 off");
-    let cublas_ms = measure(gpu, &mut inputs, shape, options, &mut cublas, |a, b, c| {
-        gpu.launch_cublas(a, b, c, shape)
-    })?;
+    let mut records = Vec::new();
+    // Baseline times, by precision, measured when first needed (fp32 always).
+    let mut baselines: Vec<(Precision, f64)> = Vec::new();
+    let mut baseline = |work: &mut Workspace, records: &mut Vec<Record>, precision: Precision| {
+        if let Some(&(_, ms)) = baselines.iter().find(|(p, _)| *p == precision) {
+            return Ok::<f64, GemmError>(ms);
+        }
+        let mut record = new_record(precision.baseline(), precision.baseline_idea());
+        let ms = work.measure(precision, None, options, &mut record)?;
+        record.set_reference_time(ms);
+        records.push(record);
+        baselines.push((precision, ms));
+        Ok(ms)
+    };
+    baseline(&mut work, &mut records, Precision::Fp32)?;
 
-    let mut records = vec![cublas];
     for &rung in rungs {
         let mut trials = Vec::new();
         let kernel = tuner.pick(gpu, rung, shape, &mut trials)?;
         if !trials.is_empty() {
             on_search(rung, &trials);
         }
+        let baseline_ms = baseline(&mut work, &mut records, kernel.precision)?;
         let mut record = new_record(rung.name, rung.idea);
+        record.precision = kernel.precision.label().to_string();
         if !rung.candidates.is_empty() {
             record.idea = format!("{} → {}", rung.idea, kernel.name);
         }
@@ -130,34 +240,28 @@ pub fn run_shape(
             records.push(record);
             continue;
         }
-        measure(gpu, &mut inputs, shape, options, &mut record, |a, b, c| {
-            gpu.launch_rung(kernel, a, b, c, shape)
-        })?;
-        record.set_reference_time(cublas_ms);
+        work.measure(kernel.precision, Some(kernel), options, &mut record)?;
+        record.set_reference_time(baseline_ms);
         records.push(record);
     }
-    records[0].set_reference_time(cublas_ms);
     Ok(records)
 }
 
 /// Verifies one implementation on input set 0, then times it over all sets; fills `record`
 /// and returns the median time in milliseconds.
-fn measure(
+fn measure<T: Element>(
     gpu: &Gpu,
-    inputs: &mut Inputs,
+    inputs: &mut Operands<T>,
     shape: &GemmShape,
     options: &BenchOptions,
+    model: &ErrorModel,
     record: &mut Record,
-    mut launch: impl FnMut(
-        &CudaSlice<f32>,
-        &CudaSlice<f32>,
-        &mut CudaSlice<f32>,
-    ) -> Result<(), GemmError>,
+    mut launch: impl FnMut(&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>) -> Result<(), GemmError>,
 ) -> Result<f64, GemmError> {
     gpu.poison(&mut inputs.c)?;
     launch(&inputs.a[0], &inputs.b[0], &mut inputs.c)?;
-    let result = gpu.download(&inputs.c)?;
-    record.set_verification(&inputs.check.check(&result, shape.k));
+    let result = widen(&gpu.download_raw(&inputs.c)?);
+    record.set_verification(&inputs.check.check(&result, shape.k, model));
 
     let sets = inputs.a.len();
     for i in 0..options.warmup {
@@ -175,15 +279,18 @@ fn measure(
     Ok(ms)
 }
 
-fn prepare(
+/// Random inputs of element type `T` (drawn in f32 from `seed`, then rounded to `T`), and the
+/// reference for set 0: the f64 CPU product of the rounded values, or cuBLAS SGEMM (TF32 off)
+/// on them widened back to f32.
+fn prepare<T: Element>(
     gpu: &Gpu,
     shape: &GemmShape,
     policy: ReferencePolicy,
     seed: u64,
-) -> Result<Inputs, GemmError> {
+) -> Result<Operands<T>, GemmError> {
     let (a_len, b_len, c_len) = shape.elements();
     let sets = input_sets(shape, gpu.info().l2_bytes);
-    let needed = 4 * (sets * (a_len + b_len) + c_len);
+    let needed = T::BYTES * (sets * (a_len + b_len) + c_len);
     let free = gpu.free_memory()?;
     if needed > free {
         return Err(GemmError::OutOfDeviceMemory {
@@ -191,34 +298,40 @@ fn prepare(
             free_bytes: free as u64,
         });
     }
-    let a_host = random_matrix(a_len, seed);
-    let b_host = random_matrix(b_len, seed.wrapping_add(1));
-    let mut a = vec![gpu.upload(&a_host)?];
-    let mut b = vec![gpu.upload(&b_host)?];
+    let a_host: Vec<T> = convert(&random_matrix(a_len, seed));
+    let b_host: Vec<T> = convert(&random_matrix(b_len, seed.wrapping_add(1)));
+    let mut a = vec![gpu.upload_raw(&a_host)?];
+    let mut b = vec![gpu.upload_raw(&b_host)?];
     for set in 1..sets {
         let set_seed = seed.wrapping_add(2 * set as u64);
-        a.push(gpu.upload(&random_matrix(a_len, set_seed))?);
-        b.push(gpu.upload(&random_matrix(b_len, set_seed.wrapping_add(1)))?);
+        a.push(gpu.upload_raw(&convert::<T>(&random_matrix(a_len, set_seed)))?);
+        b.push(gpu.upload_raw(&convert::<T>(&random_matrix(
+            b_len,
+            set_seed.wrapping_add(1),
+        )))?);
     }
-    let mut c = gpu.alloc_poisoned(c_len)?;
+    let c = gpu.alloc_poisoned::<T>(c_len)?;
     let use_cpu = match policy {
         ReferencePolicy::Cpu => true,
         ReferencePolicy::Cublas => false,
         ReferencePolicy::Auto => reference_seconds(shape) <= CPU_REFERENCE_SECONDS,
     };
+    let (a_wide, b_wide) = (widen(&a_host), widen(&b_host));
     let check = if use_cpu {
-        let reference = reference_gemm(&a_host, &b_host, shape);
+        let reference = reference_gemm(&a_wide, &b_wide, shape);
         Checker::Cpu {
             product: reference.product,
             magnitude: reference.magnitude,
         }
     } else {
-        gpu.launch_cublas(&a[0], &b[0], &mut c, shape)?;
+        let (a32, b32) = (gpu.upload(&a_wide)?, gpu.upload(&b_wide)?);
+        let mut c32 = gpu.alloc_poisoned::<f32>(c_len)?;
+        gpu.launch_cublas(&a32, &b32, &mut c32, shape)?;
         Checker::Cublas {
-            result: gpu.download(&c)?,
+            result: gpu.download(&c32)?,
         }
     };
-    Ok(Inputs { a, b, c, check })
+    Ok(Operands { a, b, c, check })
 }
 
 #[cfg(test)]

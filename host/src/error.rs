@@ -83,6 +83,20 @@ pub enum GemmError {
         /// Address modulo 16.
         offset_bytes: u64,
     },
+    /// The buffers' element type is not the one the rung takes.
+    #[error(
+        "rung {rung} takes {expected} matrices ({precision} precision), but was given {given} buffers"
+    )]
+    WrongElementType {
+        /// The rung's name.
+        rung: &'static str,
+        /// The rung's precision label.
+        precision: &'static str,
+        /// The element type the rung takes.
+        expected: &'static str,
+        /// The element type of the buffers passed.
+        given: &'static str,
+    },
     /// An epilogue was asked of a rung whose kernel has none.
     #[error(
         "rung {rung} has no fused epilogue: only rungs with epilogue arguments (v12) take alpha, beta and an activation"

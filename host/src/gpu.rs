@@ -4,7 +4,8 @@
 //! time: the host builds on machines with no CUDA at all, and [`Gpu::new`] turns a missing
 //! driver, device or library into a [`GemmError`] instead of a panic.
 
-use crate::rungs::Epilogue;
+use crate::element::Element;
+use crate::rungs::{Epilogue, Precision};
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
@@ -142,23 +143,24 @@ impl Gpu {
         &self.stream
     }
 
-    /// A new device buffer of `len` floats, poisoned with NaN.
-    pub fn alloc_poisoned(&self, len: usize) -> Result<CudaSlice<f32>, GemmError> {
-        self.ensure_room(len.saturating_mul(std::mem::size_of::<f32>()))?;
-        let mut buffer = unsafe { self.stream.alloc::<f32>(len) }
-            .map_err(|e| GemmError::cuda("allocating", e))?;
+    /// A new device buffer of `len` elements, poisoned with NaN.
+    pub fn alloc_poisoned<T: Element>(&self, len: usize) -> Result<CudaSlice<T>, GemmError> {
+        self.ensure_room(len.saturating_mul(T::BYTES))?;
+        let mut buffer =
+            unsafe { self.stream.alloc::<T>(len) }.map_err(|e| GemmError::cuda("allocating", e))?;
         self.poison(&mut buffer)?;
         Ok(buffer)
     }
 
-    /// Fills `buffer` with NaN (all bits set), so an element a kernel fails to write cannot pass.
-    pub fn poison(&self, buffer: &mut CudaSlice<f32>) -> Result<(), GemmError> {
+    /// Fills `buffer` with all bits set, a NaN in both f32 and fp16, so that an element a
+    /// kernel fails to write cannot pass.
+    pub fn poison<T: Element>(&self, buffer: &mut CudaSlice<T>) -> Result<(), GemmError> {
         let (ptr, _sync) = buffer.device_ptr(&self.stream);
         let result = unsafe {
-            cudarc::driver::sys::cuMemsetD32Async(
+            cudarc::driver::sys::cuMemsetD8Async(
                 ptr,
-                u32::MAX,
-                buffer.len(),
+                u8::MAX,
+                buffer.len() * T::BYTES,
                 self.stream.cu_stream(),
             )
         };
@@ -172,13 +174,15 @@ impl Gpu {
         self.download_raw(buffer)
     }
 
-    /// Queues `rung` computing `c = a·b` for `shape`, after checking buffers, limits and alignment.
-    pub fn launch_rung(
+    /// Queues `rung` computing `c = a·b` for `shape`, after checking the element type, buffers,
+    /// limits and alignment. `T` is `f32` for fp32 and TF32 rungs, `u16` (fp16 bits) for fp16
+    /// rungs.
+    pub fn launch_rung<T: Element>(
         &self,
         rung: &Rung,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
         shape: &GemmShape,
     ) -> Result<(), GemmError> {
         self.launch(rung, a, b, c, shape, &Epilogue::STORE)
@@ -201,15 +205,16 @@ impl Gpu {
         self.launch(rung, a, b, c, shape, epilogue)
     }
 
-    fn launch(
+    fn launch<T: Element>(
         &self,
         rung: &Rung,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
         shape: &GemmShape,
         epilogue: &Epilogue,
     ) -> Result<(), GemmError> {
+        check_element::<T>(rung)?;
         shape.check_buffers(a.len(), b.len(), c.len())?;
         if !rung.candidates.is_empty() {
             return Err(GemmError::NeedsTuning { rung: rung.name });
@@ -268,6 +273,70 @@ impl Gpu {
         unsafe { self.blas.gemm(config, b, a, c) }.map_err(|e| GemmError::Cublas(e.to_string()))
     }
 
+    /// Queues the cuBLAS baseline for `precision` computing row-major `c = a·b`: SGEMM with
+    /// TF32 off ([`Gpu::launch_cublas`]), `cublasGemmEx` with fp32 compute in TF32 mode, or
+    /// `cublasGemmEx` with fp16 A, B, C and fp32 compute.
+    pub fn launch_cublas_as<T: Element>(
+        &self,
+        precision: Precision,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        use cublas_sys::{cublasComputeType_t as Compute, cudaDataType as Data};
+        let (data, compute) = match precision {
+            Precision::Fp32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
+            Precision::Tf32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F_FAST_TF32),
+            Precision::Fp16 => (Data::CUDA_R_16F, Compute::CUBLAS_COMPUTE_32F),
+        };
+        if T::BYTES != precision.element_bytes() {
+            return Err(GemmError::Cublas(format!(
+                "the {} baseline takes {}-byte elements, not {}",
+                precision.label(),
+                precision.element_bytes(),
+                T::NAME
+            )));
+        }
+        shape.check_buffers(a.len(), b.len(), c.len())?;
+        let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let (a_ptr, _a_sync) = a.device_ptr(&self.stream);
+        let (b_ptr, _b_sync) = b.device_ptr(&self.stream);
+        let (c_ptr, _c_sync) = c.device_ptr(&self.stream);
+        // Column-major Cᵀ = Bᵀ·Aᵀ, as in `launch_cublas`.
+        let status = unsafe {
+            cublas_sys::cublasGemmEx(
+                *self.blas.handle(),
+                cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+                cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+                n,
+                m,
+                k,
+                (&alpha as *const f32).cast(),
+                b_ptr as *const std::ffi::c_void,
+                data,
+                n,
+                a_ptr as *const std::ffi::c_void,
+                data,
+                k,
+                (&beta as *const f32).cast(),
+                c_ptr as *mut std::ffi::c_void,
+                data,
+                n,
+                compute,
+                cublas_sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(GemmError::Cublas(format!(
+                "cublasGemmEx ({}) failed: {status:?}",
+                precision.label()
+            )));
+        }
+        Ok(())
+    }
+
     /// Milliseconds the work queued by `work` takes on the device, between two CUDA events.
     pub fn time_ms(&self, work: impl FnOnce() -> Result<(), GemmError>) -> Result<f64, GemmError> {
         let event = || {
@@ -309,7 +378,7 @@ impl Gpu {
         Ok(())
     }
 
-    fn address(&self, buffer: &CudaSlice<f32>) -> u64 {
+    fn address<T: Element>(&self, buffer: &CudaSlice<T>) -> u64 {
         let (ptr, _sync) = buffer.device_ptr(&self.stream);
         ptr
     }
@@ -349,6 +418,23 @@ impl Gpu {
         functions.insert(rung_entry, function.clone());
         Ok(function)
     }
+}
+
+/// Refuses buffers whose element type is not the one `rung` takes.
+fn check_element<T: Element>(rung: &Rung) -> Result<(), GemmError> {
+    let expected = match rung.precision {
+        Precision::Fp32 | Precision::Tf32 => <f32 as Element>::NAME,
+        Precision::Fp16 => <u16 as Element>::NAME,
+    };
+    if T::NAME != expected {
+        return Err(GemmError::WrongElementType {
+            rung: rung.name,
+            precision: rung.precision.label(),
+            expected,
+            given: T::NAME,
+        });
+    }
+    Ok(())
 }
 
 fn device_info(context: &Arc<CudaContext>) -> Result<DeviceInfo, GemmError> {

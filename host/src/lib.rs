@@ -4,6 +4,7 @@
 //!   CLI, the tests and the benches all read.
 //! - [`shape`]: GEMM shapes and their validation.
 //! - [`cpu`]: random matrices and the CPU reference (f64 accumulation, multi-threaded).
+//! - [`element`]: the element types kernels take (`f32`, fp16 as `u16` bits).
 //! - [`dequant`]: uploading quantized weights and launching the dequantizing GEMM.
 //! - [`verify`]: error norms and the tolerance a result must meet.
 //! - [`gpu`]: the CUDA runtime (through cudarc): module loading, launches, cuBLAS, timing.
@@ -19,6 +20,7 @@ pub mod autotune;
 pub mod bench;
 pub mod cpu;
 pub mod dequant;
+pub mod element;
 pub mod error;
 pub mod gpu;
 pub mod plot;

@@ -28,10 +28,26 @@ const COLORS: [RGBColor; 15] = [
 /// Square shapes smaller than this are left out of the plot: they measure launch latency.
 pub const MIN_PLOTTED_SIZE: usize = 256;
 
+/// The report's plots: file name, title, and the record precisions each shows. The tensor-core
+/// rungs run an order of magnitude faster than the fp32 ladder, so they get their own axes.
+pub const PLOTS: [(&str, &str, &[&str]); 2] = [
+    ("plot.svg", "SGEMM ladder, fp32", &["fp32"]),
+    (
+        "plot-tensor-cores.svg",
+        "Tensor-core rungs, TF32 and FP16",
+        &["tf32", "fp16"],
+    ),
+];
+
 /// Draws GFLOP/s against size for the square shapes (m = n = k ≥ [`MIN_PLOTTED_SIZE`]) in
-/// `records` into an SVG file.
+/// `records` into an SVG file titled `title`.
 /// Returns `Ok(false)` without writing anything when fewer than two square sizes were measured.
-pub fn write_plot(path: &Path, records: &[Record], device: &str) -> Result<bool, String> {
+pub fn write_plot(
+    path: &Path,
+    records: &[Record],
+    title: &str,
+    device: &str,
+) -> Result<bool, String> {
     // rung → (size → GFLOP/s), rungs in the order they first appear.
     let mut order: Vec<String> = Vec::new();
     let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
@@ -67,7 +83,7 @@ pub fn write_plot(path: &Path, records: &[Record], device: &str) -> Result<bool,
     let err = |e: DrawingAreaErrorKind<_>| e.to_string();
     root.fill(&WHITE).map_err(err)?;
     let mut chart = ChartBuilder::on(&root)
-        .caption(format!("SGEMM ladder, fp32, {device}"), ("sans-serif", 24))
+        .caption(format!("{title}, {device}"), ("sans-serif", 24))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(60)
@@ -94,12 +110,20 @@ pub fn write_plot(path: &Path, records: &[Record], device: &str) -> Result<bool,
             .map(|&(size, t)| (slot(size), t))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let baseline = rung.starts_with("cublas");
         let color = if rung == "cublas" {
             BLACK
+        } else if baseline {
+            // The TF32 and fp16 baselines: dark grey and black, thick.
+            if rung.ends_with("tf32") {
+                RGBColor(90, 90, 90)
+            } else {
+                BLACK
+            }
         } else {
             COLORS[i % COLORS.len()]
         };
-        let width = if rung == "cublas" { 3 } else { 2 };
+        let width = if baseline { 3 } else { 2 };
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(width)))
             .map_err(err)?

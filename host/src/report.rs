@@ -24,7 +24,8 @@ pub struct Record {
     pub time_ms: Option<f64>,
     /// `2·m·n·k / time`, in GFLOP/s.
     pub gflops: Option<f64>,
-    /// cuBLAS SGEMM (TF32 off) at the same shape, in GFLOP/s.
+    /// The cuBLAS baseline of the same precision at the same shape (SGEMM with TF32 off for
+    /// fp32 rungs), in GFLOP/s.
     pub reference_gflops: Option<f64>,
     /// `gflops / reference_gflops`, in percent.
     pub percent_of_reference: Option<f64>,
@@ -46,6 +47,14 @@ pub struct Record {
     pub seed: u64,
     /// Timed launches behind the median.
     pub reps: usize,
+    /// Element types and arithmetic: `fp32`, `tf32` or `fp16` (records written before the
+    /// tensor-core rungs have none and read as `fp32`).
+    #[serde(default = "fp32_label")]
+    pub precision: String,
+}
+
+fn fp32_label() -> String {
+    "fp32".to_string()
 }
 
 impl Record {
@@ -77,6 +86,7 @@ impl Record {
             device: device.to_string(),
             seed,
             reps,
+            precision: fp32_label(),
         }
     }
 
@@ -122,24 +132,26 @@ impl Record {
     }
 }
 
-const HEADERS: [&str; 9] = [
+const HEADERS: [&str; 10] = [
     "rung",
+    "precision",
     "idea",
     "M×N×K",
     "time (ms)",
     "GFLOP/s",
-    "% of cuBLAS",
+    "% of cuBLAS (same precision)",
     "rel error",
     "max error",
     "check",
 ];
 
-fn cells(r: &Record) -> [String; 9] {
+fn cells(r: &Record) -> [String; 10] {
     let num =
         |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |x| format!("{x:.digits$}"));
     let sci = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2e}"));
     [
         r.rung.clone(),
+        r.precision.clone(),
         r.idea.clone(),
         format!("{}×{}×{}", r.m, r.n, r.k),
         num(r.time_ms, 3),
@@ -153,7 +165,7 @@ fn cells(r: &Record) -> [String; 9] {
 
 /// The results as an aligned plain-text table, with the reasons for skipped rungs below it.
 pub fn text_table(records: &[Record]) -> String {
-    let rows: Vec<[String; 9]> = records.iter().map(cells).collect();
+    let rows: Vec<[String; 10]> = records.iter().map(cells).collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -215,15 +227,21 @@ pub fn write_report(
     std::fs::create_dir_all(dir)?;
     let json = serde_json::to_string_pretty(records).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("results.json"), json + "\n")?;
-    let plotted = crate::plot::write_plot(&dir.join("plot.svg"), records, device)
-        .map_err(std::io::Error::other)?;
-    let plot = if plotted {
-        "![GFLOP/s against size](plot.svg)\n\n"
-    } else {
-        ""
-    };
+    let mut plot = String::new();
+    for (file, title, precisions) in crate::plot::PLOTS {
+        let chosen: Vec<Record> = records
+            .iter()
+            .filter(|r| precisions.contains(&r.precision.as_str()))
+            .cloned()
+            .collect();
+        let plotted = crate::plot::write_plot(&dir.join(file), &chosen, title, device)
+            .map_err(std::io::Error::other)?;
+        if plotted {
+            plot.push_str(&format!("![{title}: TFLOP/s against size]({file})\n\n"));
+        }
+    }
     let markdown = format!(
-        "# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation; `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off).\n\n{plot}{}",
+        "# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs.\n\n{plot}{}",
         markdown_table(records)
     );
     std::fs::write(dir.join("results.md"), markdown)
@@ -408,14 +426,15 @@ mod tests {
         let records = sample_records();
         let table = markdown_table(&records);
         let lines: Vec<&str> = table.lines().collect();
-        assert!(lines[0].starts_with("| rung | idea |"), "{table}");
-        assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|---|");
+        assert!(lines[0].starts_with("| rung | precision | idea |"), "{table}");
+        assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|---|---|");
         let rows: Vec<&&str> = lines[2..].iter().filter(|l| l.starts_with('|')).collect();
         assert_eq!(rows.len(), records.len(), "{table}");
         for (row, record) in rows.iter().zip(&records) {
             assert!(row.starts_with(&format!("| {} |", record.rung)), "{row}");
             assert!(row.ends_with(&format!("| {} |", record.verdict())), "{row}");
-            assert_eq!(row.matches('|').count(), 10, "{row}");
+            assert!(row.contains(&format!("| {} |", record.precision)), "{row}");
+            assert_eq!(row.matches('|').count(), 11, "{row}");
         }
         assert!(
             table.contains("v1 at 127×129×131 skipped: rung v1 needs"),

@@ -27,6 +27,59 @@ pub enum GridOrder {
     Grouped,
 }
 
+/// What a rung multiplies and how: the element type of A, B and C, and the arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// fp32 A, B, C; fp32 multiply-adds (FFMA). Compared with cuBLAS SGEMM, TF32 off.
+    Fp32,
+    /// fp32 A, B, C; inputs rounded to TF32 for the tensor cores, fp32 accumulation. Compared
+    /// with cuBLAS in TF32 mode.
+    Tf32,
+    /// fp16 A, B, C (passed as `u16` bit patterns); fp32 accumulation on the tensor cores.
+    /// Compared with cuBLAS fp16 (`cublasGemmEx`, fp32 compute).
+    Fp16,
+}
+
+impl Precision {
+    /// Every precision, in ladder order.
+    pub const ALL: [Precision; 3] = [Precision::Fp32, Precision::Tf32, Precision::Fp16];
+
+    /// Short label for reports: `fp32`, `tf32`, `fp16`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Tf32 => "tf32",
+            Precision::Fp16 => "fp16",
+        }
+    }
+
+    /// The name of the cuBLAS baseline for this precision in reports.
+    pub fn baseline(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "cublas",
+            Precision::Tf32 => "cublas-tf32",
+            Precision::Fp16 => "cublas-fp16",
+        }
+    }
+
+    /// The baseline's description.
+    pub fn baseline_idea(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "cuBLAS SGEMM, TF32 off",
+            Precision::Tf32 => "cuBLAS GEMM, TF32 tensor cores",
+            Precision::Fp16 => "cuBLAS GEMM, fp16 in/out, fp32 accumulation",
+        }
+    }
+
+    /// Bytes per element of A, B and C.
+    pub fn element_bytes(&self) -> usize {
+        match self {
+            Precision::Fp32 | Precision::Tf32 => 4,
+            Precision::Fp16 => 2,
+        }
+    }
+}
+
 /// One rung of the ladder: a kernel entry point and everything needed to launch it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rung {
@@ -54,6 +107,8 @@ pub struct Rung {
     /// The kernel takes four more arguments after `(a, b, c, m, n, k)`: `alpha`, `beta`,
     /// `leaky_slope` and `activation` (see [`Epilogue`]).
     pub epilogue_args: bool,
+    /// Element types and arithmetic.
+    pub precision: Precision,
 }
 
 /// `C = activation(alpha·A·B + beta·C)`, for rungs with `epilogue_args`.
@@ -90,6 +145,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v1",
@@ -106,6 +162,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v2",
@@ -119,6 +176,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v3",
@@ -132,6 +190,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v4",
@@ -145,6 +204,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v5",
@@ -158,6 +218,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v6",
@@ -171,6 +232,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v7",
@@ -184,6 +246,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v8",
@@ -197,6 +260,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::RowMajor,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     Rung {
         name: "v9",
@@ -210,6 +274,7 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::Grouped,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     },
     warp_tiled(
         "v10",
@@ -254,6 +319,52 @@ pub const RUNGS: &[Rung] = &[
         8,
         4,
     ),
+    Rung {
+        name: "v14",
+        idea: "TF32 tensor cores (mma.sync m16n8k8)",
+        entry: "sgemm_v14_tf32_tensor_cores",
+        block_dim: (128, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        // 4 stages of a 128×(16 + 4) A tile and a 16×(128 + 8) B tile, in f32.
+        shared_mem: SharedMem::Fixed(4 * (128 * 20 + 16 * 136) * 4),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Tf32,
+    },
+    Rung {
+        name: "v15",
+        idea: "FP16 mma.sync, ldmatrix, swizzle",
+        entry: "hgemm_v15_fp16_tensor_cores",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 256,
+        // 4 stages of a 128×32 A tile and a 32×256 B tile, in fp16.
+        shared_mem: SharedMem::Fixed(4 * (128 * 32 + 32 * 256) * 2),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp16,
+    },
+    Rung {
+        name: "v16",
+        idea: "Hopper wgmma (sm_90a), async warpgroup MMA",
+        entry: "hgemm_v16_wgmma",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 256,
+        // 4 stages of a 128×64 A tile and a 64×256 B tile in fp16, plus 1 KiB to align the
+        // first stage to 1 024 bytes (the 128-byte swizzle's atom).
+        shared_mem: SharedMem::Fixed(4 * (128 * 64 + 64 * 256) * 2 + 1024),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp16,
+    },
 ];
 
 /// The block tiles v11 chooses from: v10's kernel monomorphized over tile sizes.
@@ -431,6 +542,7 @@ const fn warp_tiled(
         grid: GridOrder::Grouped,
         candidates: &[],
         epilogue_args: false,
+        precision: Precision::Fp32,
     }
 }
 

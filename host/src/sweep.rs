@@ -1,10 +1,13 @@
 //! Randomized verification: many random shapes (ones and primes included), every kernel,
 //! against the CPU reference, reproducible from one seed.
 
-use crate::cpu::{random_matrix, reference_gemm};
+use crate::cpu::{Reference, random_matrix, reference_gemm};
+use crate::element::{Element, convert, widen};
 use crate::gpu::Gpu;
-use crate::verify::{Verification, compare_with_cpu};
+use crate::rungs::Precision;
+use crate::verify::{ErrorModel, Verification, compare_with_model};
 use crate::{GemmError, GemmShape, RUNGS, Rung};
+use cudarc::driver::CudaSlice;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -65,34 +68,44 @@ pub struct Check {
 }
 
 /// Runs every kernel in `kernels` on `shape` with fresh inputs drawn from `seed`, each into a
-/// NaN-poisoned C, against one CPU reference. CUDA failures end the sweep with an error.
+/// NaN-poisoned C, against one CPU reference per element type (fp16 rungs get the same random
+/// values rounded to fp16, and the exact product of those). CUDA failures end the sweep with
+/// an error.
 pub fn check_shape(
     gpu: &Gpu,
     kernels: &[(String, &'static Rung)],
     shape: &GemmShape,
     seed: u64,
 ) -> Result<Vec<Check>, GemmError> {
-    let (a_len, b_len, c_len) = shape.elements();
+    let (a_len, b_len, _) = shape.elements();
     let a_host = random_matrix(a_len, seed);
     let b_host = random_matrix(b_len, seed ^ 0xB);
-    let a = gpu.upload(&a_host)?;
-    let b = gpu.upload(&b_host)?;
-    let mut c = gpu.alloc_poisoned(c_len)?;
-    let reference = reference_gemm(&a_host, &b_host, shape);
+    let mut fp32: Option<Case<f32>> = None;
+    let mut fp16: Option<Case<u16>> = None;
     let mut checks = Vec::with_capacity(kernels.len());
     for (label, rung) in kernels {
         let outcome = match rung.launch(shape, gpu.info().max_shared_per_block) {
             Err(refusal) => Err(refusal.to_string()),
             Ok(_) => {
-                gpu.poison(&mut c)?;
-                gpu.launch_rung(rung, &a, &b, &mut c, shape)?;
-                let result = gpu.download(&c)?;
-                Ok(compare_with_cpu(
-                    &result,
-                    &reference.product,
-                    &reference.magnitude,
-                    shape.k,
-                ))
+                let model = ErrorModel::for_precision(rung.precision);
+                Ok(match rung.precision {
+                    Precision::Fp32 | Precision::Tf32 => {
+                        if fp32.is_none() {
+                            fp32 = Some(Case::new(gpu, &a_host, &b_host, shape)?);
+                        }
+                        fp32.as_mut()
+                            .expect("just made")
+                            .run(gpu, rung, shape, &model)?
+                    }
+                    Precision::Fp16 => {
+                        if fp16.is_none() {
+                            fp16 = Some(Case::new(gpu, &a_host, &b_host, shape)?);
+                        }
+                        fp16.as_mut()
+                            .expect("just made")
+                            .run(gpu, rung, shape, &model)?
+                    }
+                })
             }
         };
         checks.push(Check {
@@ -102,4 +115,47 @@ pub fn check_shape(
         });
     }
     Ok(checks)
+}
+
+/// One shape's inputs in element type `T`, on the device, with their exact product.
+pub struct Case<T: Element> {
+    a: CudaSlice<T>,
+    b: CudaSlice<T>,
+    c: CudaSlice<T>,
+    reference: Reference,
+}
+
+impl<T: Element> Case<T> {
+    /// Rounds `a` and `b` to `T`, uploads them and computes the f64 product of the rounded
+    /// values on the CPU.
+    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], shape: &GemmShape) -> Result<Self, GemmError> {
+        let (a, b): (Vec<T>, Vec<T>) = (convert(a), convert(b));
+        let reference = reference_gemm(&widen(&a), &widen(&b), shape);
+        Ok(Case {
+            a: gpu.upload_raw(&a)?,
+            b: gpu.upload_raw(&b)?,
+            c: gpu.alloc_poisoned(shape.elements().2)?,
+            reference,
+        })
+    }
+
+    /// Launches `rung` into a freshly poisoned C and compares the result under `model`.
+    pub fn run(
+        &mut self,
+        gpu: &Gpu,
+        rung: &Rung,
+        shape: &GemmShape,
+        model: &ErrorModel,
+    ) -> Result<Verification, GemmError> {
+        gpu.poison(&mut self.c)?;
+        gpu.launch_rung(rung, &self.a, &self.b, &mut self.c, shape)?;
+        let result = widen(&gpu.download_raw(&self.c)?);
+        Ok(compare_with_model(
+            &result,
+            &self.reference.product,
+            &self.reference.magnitude,
+            shape.k,
+            model,
+        ))
+    }
 }

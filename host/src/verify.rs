@@ -77,9 +77,68 @@ pub fn gamma(k: usize, unit_roundoff: f64) -> f64 {
     }
 }
 
+/// How a precision's arithmetic may move a result away from the exact product of the inputs it
+/// was given, beyond fp32 accumulation (which every rung has):
+///
+/// * **Input rounding inside the kernel** (TF32: A and B are rounded to 10 mantissa bits,
+///   `u_in = 2⁻¹¹`). Each product `â·b̂` is then off by at most `(2·u_in + u_in²)·|a·b|`, so the
+///   elementwise bound gains `(2·u_in + u_in²)·(|A|·|B|)`. Summed over k, these errors have
+///   random signs and cancel like a random walk: relative to the terms' size the Frobenius
+///   error is about `u_in`, independent of k, and the tolerance gains `4·u_in` (2⁻⁹ ≈ 0.2%
+///   for TF32). A systematic mistake is still far outside: one missing 16-wide k-tile of 4096
+///   is a 6% error.
+/// * **Output rounding** (fp16 C: `u_out = 2⁻¹¹`, plus fp16's subnormal step `tiny = 2⁻²⁴`
+///   for results near 0): one more rounding of each element, `u_out·|r| + tiny`, and `2·u_out`
+///   on the Frobenius tolerance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErrorModel {
+    /// Unit roundoff of the rounding the kernel applies to A and B (0: none).
+    pub input_unit_roundoff: f64,
+    /// Unit roundoff of the output type (0: fp32 output).
+    pub output_unit_roundoff: f64,
+    /// The output type's smallest subnormal step (0: fp32 output).
+    pub output_tiny: f64,
+}
+
+impl ErrorModel {
+    /// fp32 in, fp32 accumulation, fp32 out.
+    pub const FP32: ErrorModel = ErrorModel {
+        input_unit_roundoff: 0.0,
+        output_unit_roundoff: 0.0,
+        output_tiny: 0.0,
+    };
+    /// fp32 in, rounded to TF32 (to nearest) for the tensor cores, fp32 accumulation and out.
+    pub const TF32: ErrorModel = ErrorModel {
+        input_unit_roundoff: 1.0 / 2048.0,
+        output_unit_roundoff: 0.0,
+        output_tiny: 0.0,
+    };
+    /// fp16 in (exact in the reference), fp32 accumulation, fp16 out.
+    pub const FP16: ErrorModel = ErrorModel {
+        input_unit_roundoff: 0.0,
+        output_unit_roundoff: 1.0 / 2048.0,
+        output_tiny: 1.0 / (1u64 << 24) as f64,
+    };
+
+    /// The model for a rung's precision.
+    pub fn for_precision(precision: crate::rungs::Precision) -> ErrorModel {
+        match precision {
+            crate::rungs::Precision::Fp32 => ErrorModel::FP32,
+            crate::rungs::Precision::Tf32 => ErrorModel::TF32,
+            crate::rungs::Precision::Fp16 => ErrorModel::FP16,
+        }
+    }
+
+    /// Relative error of one product of rounded inputs, `2·u_in + u_in²`.
+    fn product_roundoff(&self) -> f64 {
+        let u = self.input_unit_roundoff;
+        2.0 * u + u * u
+    }
+}
+
 /// Compares `c` with the f64 CPU reference `product`, elementwise against `γ_k·magnitude`.
 pub fn compare_with_cpu(c: &[f32], product: &[f64], magnitude: &[f64], k: usize) -> Verification {
-    compare_rounded_output(c, product, magnitude, k, 0.0, 0.0)
+    compare_with_model(c, product, magnitude, k, &ErrorModel::FP32)
 }
 
 /// Compares a result that was accumulated in fp32 and then rounded to a narrower output type
@@ -94,6 +153,25 @@ pub fn compare_rounded_output(
     output_unit_roundoff: f64,
     tiny: f64,
 ) -> Verification {
+    let model = ErrorModel {
+        input_unit_roundoff: 0.0,
+        output_unit_roundoff,
+        output_tiny: tiny,
+    };
+    compare_with_model(c, product, magnitude, k, &model)
+}
+
+/// Compares `c` with the f64 CPU reference under `model` (see [`ErrorModel`]): every element
+/// within `(γ_k + (2u_in + u_in²)(1 + γ_k))·(1 + u_out)·|A||B| + u_out·|r| + tiny`, and the
+/// relative Frobenius error within the fp32 tolerance plus `4·u_in` (both scaled as in the
+/// module docs) plus `2·u_out`.
+pub fn compare_with_model(
+    c: &[f32],
+    product: &[f64],
+    magnitude: &[f64],
+    k: usize,
+    model: &ErrorModel,
+) -> Verification {
     assert_eq!(
         c.len(),
         product.len(),
@@ -105,39 +183,54 @@ pub fn compare_rounded_output(
         "result and magnitudes differ in length"
     );
     let gamma = gamma(k, FP32_UNIT_ROUNDOFF);
+    let u_out = model.output_unit_roundoff;
+    let relative = (gamma + model.product_roundoff() * (1.0 + gamma)) * (1.0 + u_out);
     let out_of_bound = c
         .iter()
         .zip(product.iter().zip(magnitude))
         .filter(|&(&x, (&r, &mag))| {
             let err = (x as f64 - r).abs();
-            let bound =
-                gamma * mag * (1.0 + output_unit_roundoff) + output_unit_roundoff * r.abs() + tiny;
+            let bound = relative * mag + u_out * r.abs() + model.output_tiny;
             // A NaN compares as None, so it counts as out of bound.
             err.partial_cmp(&bound)
                 .is_none_or(std::cmp::Ordering::is_gt)
         })
         .count();
-    let tolerance = frobenius_tolerance(product, magnitude, k) + 2.0 * output_unit_roundoff;
+    let tolerance = (fp32_tolerance(k) + 4.0 * model.input_unit_roundoff)
+        * frobenius_scale(product, magnitude, k)
+        + 2.0 * u_out;
     finish(c, product, out_of_bound, tolerance, ReferenceKind::CpuF64)
 }
 
-/// `16·u·√k`, relative to `‖R‖` but never tighter than the terms' own magnitude
-/// `‖|A|·|B|‖/√k` allows (see the module docs); an all-zero reference leaves only the
+/// How much looser than `‖R‖` the terms' own magnitude `‖|A|·|B|‖/√k` makes the Frobenius
+/// tolerance (at least 1; see the module docs); an all-zero reference leaves only the
 /// elementwise bound.
-fn frobenius_tolerance(product: &[f64], magnitude: &[f64], k: usize) -> f64 {
+fn frobenius_scale(product: &[f64], magnitude: &[f64], k: usize) -> f64 {
     let reference_norm = product.iter().map(|r| r * r).sum::<f64>().sqrt();
     let magnitude_norm = magnitude.iter().map(|m| m * m).sum::<f64>().sqrt();
     let terms = (k.max(1) as f64).sqrt();
-    let scale = if reference_norm > 0.0 {
+    if reference_norm > 0.0 {
         (magnitude_norm / terms / reference_norm).max(1.0)
     } else {
         f64::INFINITY
-    };
-    fp32_tolerance(k) * scale
+    }
 }
 
 /// Compares `c` with another fp32 result (cuBLAS): doubled tolerance, every element finite.
 pub fn compare_with_fp32(c: &[f32], reference: &[f32], k: usize) -> Verification {
+    compare_with_blas(c, reference, k, &ErrorModel::FP32)
+}
+
+/// Compares `c`, computed under `model`, with an fp32 cuBLAS result of the same inputs: both
+/// carry fp32 rounding (doubled fp32 tolerance), `c` also the model's input and output
+/// roundings (`4·u_in + 2·u_out`, with the terms' magnitude assumed about `‖R‖`, as for random
+/// inputs); every element must be finite.
+pub fn compare_with_blas(
+    c: &[f32],
+    reference: &[f32],
+    k: usize,
+    model: &ErrorModel,
+) -> Verification {
     assert_eq!(
         c.len(),
         reference.len(),
@@ -145,13 +238,10 @@ pub fn compare_with_fp32(c: &[f32], reference: &[f32], k: usize) -> Verification
     );
     let product: Vec<f64> = reference.iter().map(|&r| r as f64).collect();
     let non_finite = c.iter().filter(|x| !x.is_finite()).count();
-    finish(
-        c,
-        &product,
-        non_finite,
-        2.0 * fp32_tolerance(k),
-        ReferenceKind::Cublas,
-    )
+    let tolerance = 2.0 * fp32_tolerance(k)
+        + 4.0 * model.input_unit_roundoff
+        + 2.0 * model.output_unit_roundoff;
+    finish(c, &product, non_finite, tolerance, ReferenceKind::Cublas)
 }
 
 fn finish(

@@ -176,7 +176,7 @@ pub fn outer_product<const M: usize, const N: usize>(
 /// The shared-state-space address of a pointer into shared memory: what `cp.async` (and
 /// `ldmatrix`) take, rather than the generic address Rust pointers hold.
 #[inline(always)]
-pub fn shared_address(ptr: *const f32) -> u32 {
+pub fn shared_address<T>(ptr: *const T) -> u32 {
     let address: u32;
     unsafe {
         core::arch::asm!(
@@ -207,10 +207,10 @@ pub unsafe fn copy_async_4(dst: u32, src: *const f32, valid: bool) {
     };
 }
 
-/// `cp.async` of 16 bytes (both addresses 16-byte aligned), bypassing L1 (`.cg`). When `valid`
-/// is false nothing is read and `dst` is filled with zeros.
+/// `cp.async` of 16 bytes (both addresses 16-byte aligned, any element type), bypassing L1
+/// (`.cg`). When `valid` is false nothing is read and `dst` is filled with zeros.
 #[inline(always)]
-pub unsafe fn copy_async_16(dst: u32, src: *const f32, valid: bool) {
+pub unsafe fn copy_async_16<T>(dst: u32, src: *const T, valid: bool) {
     let src_bytes: u32 = if valid { 16 } else { 0 };
     unsafe {
         core::arch::asm!(
@@ -250,5 +250,108 @@ macro_rules! launch_bounds {
             #[used]
             static BOUNDS: [u32; 2] = [$max_threads, $min_blocks];
         };
+    };
+}
+
+/// Writes `v0, v1` to elements `col, col + 1` of row `row` of a `rows × cols` row-major fp32
+/// matrix, skipping any outside it: one 64-bit store when both lie inside and are 8-byte
+/// aligned (`col` even and `cols % 2 == 0`), else up to two scalar stores.
+#[inline(always)]
+pub unsafe fn store2_or_partial(
+    matrix: *mut f32,
+    rows: u32,
+    cols: u32,
+    row: u32,
+    col: u32,
+    v0: f32,
+    v1: f32,
+) {
+    if row >= rows {
+        return;
+    }
+    let at_col = unsafe { matrix.add(at(row, col, cols)) };
+    if cols % 2 == 0 && col + 2 <= cols {
+        unsafe {
+            (at_col as *mut core::simd::f32x2).write(core::simd::f32x2::from_array([v0, v1]))
+        };
+    } else {
+        if col < cols {
+            unsafe { at_col.write(v0) };
+        }
+        if col + 1 < cols {
+            unsafe { at_col.add(1).write(v1) };
+        }
+    }
+}
+
+/// Writes two fp16 values packed in `pair` (low half first) to elements `col, col + 1` of row
+/// `row` of a `rows × cols` row-major fp16 matrix, skipping any outside it: one 32-bit store
+/// when both lie inside and are 4-byte aligned, else up to two 16-bit stores.
+#[inline(always)]
+pub unsafe fn store_f16x2_or_partial(
+    matrix: *mut u16,
+    rows: u32,
+    cols: u32,
+    row: u32,
+    col: u32,
+    pair: u32,
+) {
+    if row >= rows {
+        return;
+    }
+    let at_col = unsafe { matrix.add(at(row, col, cols)) };
+    if cols % 2 == 0 && col + 2 <= cols {
+        unsafe { (at_col as *mut u32).write(pair) };
+    } else {
+        if col < cols {
+            unsafe { at_col.write(pair as u16) };
+        }
+        if col + 1 < cols {
+            unsafe { at_col.add(1).write((pair >> 16) as u16) };
+        }
+    }
+}
+
+/// Eight consecutive fp16 elements `col..col + 8` of row `row` of a `rows × cols` row-major
+/// matrix, zeros outside it, packed two per register (low half first), by 16-bit loads: the
+/// path for rows whose starts are not 16-byte aligned, where `cp.async` cannot copy 16 bytes.
+#[inline(always)]
+pub unsafe fn load8_f16_or_zero(
+    matrix: *const u16,
+    rows: u32,
+    cols: u32,
+    row: u32,
+    col: u32,
+) -> [u32; 4] {
+    let mut halves = [0u32; 8];
+    if row < rows {
+        seq!(i in 0..8 {
+            if col + i < cols {
+                halves[i] = unsafe { *matrix.add(at(row, col + i, cols)) } as u32;
+            }
+        });
+    }
+    [
+        halves[0] | halves[1] << 16,
+        halves[2] | halves[3] << 16,
+        halves[4] | halves[5] << 16,
+        halves[6] | halves[7] << 16,
+    ]
+}
+
+/// Stores 16 bytes to the shared-memory address `dst` (16-byte aligned, see
+/// [`shared_address`]) with one `st.shared.v4.b32`.
+#[inline(always)]
+pub unsafe fn store_shared_16(dst: u32, value: [u32; 4]) {
+    unsafe {
+        core::arch::asm!(
+            "st.shared.v4.b32 [{dst}], {{{v0}, {v1}, {v2}, {v3}}};",
+            dst = in(reg32) dst,
+            v0 = in(reg32) value[0],
+            v1 = in(reg32) value[1],
+            v2 = in(reg32) value[2],
+            v3 = in(reg32) value[3],
+            options(nostack),
+        )
     };
 }

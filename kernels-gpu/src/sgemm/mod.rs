@@ -18,3 +18,6 @@ pub mod v10_warp_tiling;
 pub mod v11_autotuned;
 pub mod v12_fused_epilogue;
 pub mod v13_async_copies;
+pub mod v14_tf32_tensor_cores;
+pub mod v15_fp16_tensor_cores;
+pub mod v16_wgmma;

@@ -1,0 +1,204 @@
+//! # v15 — FP16 tensor cores: `ldmatrix`, swizzled shared memory, `mma.sync` m16n8k16
+//!
+//! **Idea.** Half-precision inputs (fp16 A and B, fp32 accumulation, fp16 C): the tensor core
+//! takes a 16×8×16 tile per `mma.sync`, twice v14's work per instruction, and every byte moved
+//! carries twice the elements. Fragments come out of shared memory with `ldmatrix`, which
+//! reads four 8×8 matrices in one warp-wide instruction and hands each thread exactly the
+//! registers `mma.sync` expects; `ldmatrix.trans` does the same for the row-major B tile,
+//! transposing on the way.
+//!
+//! **Fixes.** v14 read its fragments one 32-bit word per thread per instruction (48 shared loads
+//! and 32 `cvt` per 32 `mma`) and padded its rows to dodge bank conflicts. Here 8 `ldmatrix`
+//! feed 32 `mma`, and the tiles are *swizzled* rather than padded: the 16-byte chunk `c` of row
+//! `r` is stored at chunk `c ^ f(r)`, so the eight rows one 8×8 matrix spans (same logical
+//! chunk) land in eight different groups of four banks, and no byte of shared memory is wasted:
+//!
+//! * A tile, 128 rows × 32 halves = 64 bytes (4 chunks): `f(r) = (r / 2) % 4`. Rows `r` and
+//!   `r + 1` share a 128-byte line; eight consecutive rows cover four lines × two halves, and
+//!   the XOR spreads them over all eight chunk positions.
+//! * B tile, 32 rows × 256 halves = 512 bytes (32 chunks): `f(r) = r % 8`.
+//!
+//! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices) with 16-byte copies
+//! where rows are 16-byte aligned (k, n multiples of 8) and 16-bit loads otherwise; launch
+//! order is grouped. Each of the 8 warps owns a 64×64 tile of the 128×256 block tile.
+//!
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): see the table in `docs/ladder.md`.
+//!
+//! Launch: 256 threads, grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped), [`SHARED_BYTES`] of dynamic
+//! shared memory.
+
+use super::v09_grouped_order::grouped_block_origin;
+use crate::device::{
+    at, commit_async_copies, copy_async_16, load8_f16_or_zero, shared_address, shared_f32,
+    store_f16x2_or_partial, store_shared_16, sync_threads, thread_x, wait_async_copies,
+};
+use crate::tensor_core::{load_matrix_x4, load_matrix_x4_transposed, mma_f16_m16n8k16, pack_f16x2};
+use seq_macro::seq;
+
+const BLOCK_TILE_M: u32 = 128;
+const BLOCK_TILE_N: u32 = 256;
+const TILE_K: u32 = 32;
+const STAGES: u32 = 4;
+const WARP_TILE: u32 = 64;
+const WARPS_N: u32 = BLOCK_TILE_N / WARP_TILE;
+const THREADS: u32 = (BLOCK_TILE_M / WARP_TILE) * WARPS_N * 32;
+/// Bytes per row of the A tile (`TILE_K` halves) and of the B tile (`BLOCK_TILE_N` halves).
+const A_ROW_BYTES: u32 = TILE_K * 2;
+const B_ROW_BYTES: u32 = BLOCK_TILE_N * 2;
+const A_BYTES: u32 = BLOCK_TILE_M * A_ROW_BYTES;
+const STAGE_BYTES: u32 = A_BYTES + TILE_K * B_ROW_BYTES;
+/// Dynamic shared memory per block, in bytes.
+pub const SHARED_BYTES: u32 = STAGES * STAGE_BYTES;
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in the swizzled A tile.
+#[inline(always)]
+fn a_offset(row: u32, chunk: u32) -> u32 {
+    row * A_ROW_BYTES + (chunk ^ ((row / 2) % 4)) * 16
+}
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in the swizzled B tile.
+#[inline(always)]
+fn b_offset(row: u32, chunk: u32) -> u32 {
+    row * B_ROW_BYTES + (chunk ^ (row % 8)) * 16
+}
+
+crate::launch_bounds!(hgemm_v15_fp16_tensor_cores, 256, 1);
+
+/// v15: fp16 `mma.sync` fed by `ldmatrix` from swizzled tiles, 128×256×32 block tiles,
+/// 64×64 per warp, 4-stage `cp.async`. `a`, `b`, `c` hold fp16 bit patterns.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
+    a: *const u16,
+    b: *const u16,
+    c: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
+    let thread = thread_x();
+    let (warp, lane) = (thread / 32, thread % 32);
+    let (group, quad) = (lane / 4, lane % 4);
+    let warp_row = warp / WARPS_N * WARP_TILE;
+    let warp_col = warp % WARPS_N * WARP_TILE;
+
+    let stages_address = shared_address(shared_f32());
+    let a_rows_aligned = k.is_multiple_of(8);
+    let b_rows_aligned = n.is_multiple_of(8);
+
+    // Queue the copies of step `step` into the stage at byte `stage_start`: 2 chunks of A and
+    // 4 of B (8 halves each) per thread. Elements outside A or B arrive as zeros.
+    let issue = #[inline(always)]
+    |step: u32, stage_start: u32| {
+        let tile_k = step * TILE_K;
+        seq!(i in 0..2 {
+            let index = thread + i * THREADS;
+            let (row, chunk) = (index / (TILE_K / 8), index % (TILE_K / 8));
+            let (gr, gk) = (first_row + row, tile_k + chunk * 8);
+            let dst = stage_start + a_offset(row, chunk);
+            if a_rows_aligned {
+                let valid = gr < m && gk < k;
+                let src = if valid { unsafe { a.add(at(gr, gk, k)) } } else { a };
+                unsafe { copy_async_16(dst, src, valid) };
+            } else {
+                unsafe { store_shared_16(dst, load8_f16_or_zero(a, m, k, gr, gk)) };
+            }
+        });
+        seq!(i in 0..4 {
+            let index = thread + i * THREADS;
+            let (row, chunk) = (index / (BLOCK_TILE_N / 8), index % (BLOCK_TILE_N / 8));
+            let (gr, gc) = (tile_k + row, first_col + chunk * 8);
+            let dst = stage_start + A_BYTES + b_offset(row, chunk);
+            if b_rows_aligned {
+                let valid = gr < k && gc < n;
+                let src = if valid { unsafe { b.add(at(gr, gc, n)) } } else { b };
+                unsafe { copy_async_16(dst, src, valid) };
+            } else {
+                unsafe { store_shared_16(dst, load8_f16_or_zero(b, k, n, gr, gc)) };
+            }
+        });
+    };
+
+    // The addresses each lane hands to `ldmatrix`, relative to the stage: for A, row
+    // `lane % 16` of a 16-row tile at chunk `2·kstep + lane / 16`; for B (transposed), row
+    // `16·kstep + lane % 16` at chunk `2·pair + lane / 16` of the warp's columns. Warp and tile
+    // origins are multiples of 8 rows and 8 chunks, so they pass through the swizzle unchanged
+    // and can be added afterwards.
+    let (lane_row, lane_chunk) = (lane % 16, lane / 16);
+    let a_lane = [
+        a_offset(lane_row, lane_chunk),
+        a_offset(lane_row, 2 + lane_chunk),
+    ];
+    let b_lane = [
+        b_offset(lane_row, lane_chunk),
+        b_offset(lane_row, 2 + lane_chunk),
+        b_offset(lane_row, 4 + lane_chunk),
+        b_offset(lane_row, 6 + lane_chunk),
+    ];
+    let a_warp = warp_row * A_ROW_BYTES;
+    let b_warp = A_BYTES + warp_col * 2;
+
+    let steps = k.div_ceil(TILE_K);
+    for s in 0..STAGES - 1 {
+        if s < steps {
+            issue(s, stages_address + s * STAGE_BYTES);
+        }
+        commit_async_copies();
+    }
+    let mut acc = [[[0.0f32; 4]; 8]; 4];
+    let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    for step in 0..steps {
+        wait_async_copies::<{ STAGES - 2 }>();
+        sync_threads();
+        let ahead = step + STAGES - 1;
+        if ahead < steps {
+            issue(ahead, stages_address + write_stage * STAGE_BYTES);
+        }
+        commit_async_copies();
+
+        let stage = stages_address + read_stage * STAGE_BYTES;
+        seq!(kstep in 0..2 {
+            let mut a_frag = [[0u32; 4]; 4];
+            seq!(mi in 0..4 {
+                a_frag[mi] = unsafe {
+                    load_matrix_x4(stage + a_warp + mi * 16 * A_ROW_BYTES + a_lane[kstep])
+                };
+            });
+            let mut b_frag = [[0u32; 2]; 8];
+            seq!(pair in 0..4 {
+                let r = unsafe {
+                    load_matrix_x4_transposed(stage + b_warp + kstep * 16 * B_ROW_BYTES + b_lane[pair])
+                };
+                b_frag[2 * pair] = [r[0], r[1]];
+                b_frag[2 * pair + 1] = [r[2], r[3]];
+            });
+            seq!(mi in 0..4 {
+                seq!(ni in 0..8 {
+                    mma_f16_m16n8k16(&mut acc[mi][ni], &a_frag[mi], &b_frag[ni]);
+                });
+            });
+        });
+        read_stage = if read_stage + 1 == STAGES {
+            0
+        } else {
+            read_stage + 1
+        };
+        write_stage = if write_stage + 1 == STAGES {
+            0
+        } else {
+            write_stage + 1
+        };
+    }
+
+    seq!(mi in 0..4 {
+        seq!(ni in 0..8 {
+            let row = first_row + warp_row + mi * 16 + group;
+            let col = first_col + warp_col + ni * 8 + 2 * quad;
+            let tile = &acc[mi][ni];
+            unsafe {
+                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(tile[0], tile[1]));
+                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(tile[2], tile[3]));
+            }
+        });
+    });
+}

@@ -1,0 +1,234 @@
+//! Inline-PTX wrappers for the tensor cores, shared by the tensor-core rungs and the dequant GEMM:
+//! `mma.sync` (TF32 and FP16), `ldmatrix`, and the conversions their operands need.
+//!
+//! A warp-wide `mma.sync` multiplies small tiles held *spread over the warp's registers*. The
+//! PTX ISA fixes which thread holds which element ("fragment layouts"); with `lane` = 0..31,
+//! `group = lane / 4` and `quad = lane % 4`:
+//!
+//! | operand | m16n8k8 TF32 (32-bit regs) | m16n8k16 FP16 (regs of two halves) |
+//! |---|---|---|
+//! | A, 16×k, row-major | `a0 (g, q)`, `a1 (g+8, q)`, `a2 (g, q+4)`, `a3 (g+8, q+4)` | `a0 (g, 2q..)`, `a1 (g+8, 2q..)`, `a2 (g, 2q+8..)`, `a3 (g+8, 2q+8..)` |
+//! | B, k×8, "col" | `b0 (q, g)`, `b1 (q+4, g)` | `b0 (2q.., g)`, `b1 (2q+8.., g)` |
+//! | C, 16×8 fp32 | `c0, c1 (g, 2q, 2q+1)`, `c2, c3 (g+8, 2q, 2q+1)` | the same |
+//!
+//! (`2q..` is the pair of elements `2q, 2q+1` along k, low half first.) [`load_matrix_x4`] and
+//! [`load_matrix_x4_transposed`] read exactly these FP16 layouts out of shared memory.
+//!
+//! Hopper's warpgroup MMA (`wgmma`, sm_90a) works on 64×N tiles for four warps at once, reads
+//! its operands straight from shared memory through descriptors, and runs asynchronously.
+
+use seq_macro::seq;
+
+/// Rounds an fp32 value to TF32 (10 explicit mantissa bits) to nearest, ties away from zero
+/// (`cvt.rna.tf32.f32`). The tensor core would otherwise simply drop the low 13 bits.
+#[inline(always)]
+pub fn to_tf32(x: f32) -> u32 {
+    let bits: u32;
+    unsafe {
+        core::arch::asm!(
+            "cvt.rna.tf32.f32 {bits}, {x};",
+            bits = out(reg32) bits,
+            x = in(reg32) x,
+            options(pure, nomem, nostack),
+        )
+    };
+    bits
+}
+
+/// `acc += a · b` on a 16×8×8 tile: TF32 inputs (from [`to_tf32`]), fp32 accumulation.
+#[inline(always)]
+pub fn mma_tf32_m16n8k8(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
+    unsafe {
+        core::arch::asm!(
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \
+             {{{c0}, {c1}, {c2}, {c3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, \
+             {{{c0}, {c1}, {c2}, {c3}}};",
+            c0 = inout(reg32) acc[0],
+            c1 = inout(reg32) acc[1],
+            c2 = inout(reg32) acc[2],
+            c3 = inout(reg32) acc[3],
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0],
+            b1 = in(reg32) b[1],
+            options(pure, nomem, nostack),
+        )
+    };
+}
+
+/// `acc += a · b` on a 16×8×16 tile: fp16 inputs (two per register), fp32 accumulation.
+#[inline(always)]
+pub fn mma_f16_m16n8k16(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
+    unsafe {
+        core::arch::asm!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 \
+             {{{c0}, {c1}, {c2}, {c3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, \
+             {{{c0}, {c1}, {c2}, {c3}}};",
+            c0 = inout(reg32) acc[0],
+            c1 = inout(reg32) acc[1],
+            c2 = inout(reg32) acc[2],
+            c3 = inout(reg32) acc[3],
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0],
+            b1 = in(reg32) b[1],
+            options(pure, nomem, nostack),
+        )
+    };
+}
+
+/// `ldmatrix.x4`: four 8×8 fp16 matrices from shared memory, one register of each per thread.
+/// Lanes 8·j … 8·j + 7 give the addresses (shared state space, 16-byte aligned) of the eight
+/// 16-byte rows of matrix j; thread `lane` receives elements `(lane / 4, 2·(lane % 4) ..)` of
+/// each. For a row-major 16×16 A tile, lane `l` pointing at row `l % 16`, column `8·(l / 16)`
+/// yields exactly the m16n8k16 A fragment.
+#[inline(always)]
+pub unsafe fn load_matrix_x4(address: u32) -> [u32; 4] {
+    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+    unsafe {
+        core::arch::asm!(
+            "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{address}];",
+            r0 = out(reg32) r0,
+            r1 = out(reg32) r1,
+            r2 = out(reg32) r2,
+            r3 = out(reg32) r3,
+            address = in(reg32) address,
+            options(readonly, nostack),
+        )
+    };
+    [r0, r1, r2, r3]
+}
+
+/// `ldmatrix.x4.trans`: like [`load_matrix_x4`], but each 8×8 matrix arrives transposed, so
+/// thread `lane` receives elements `(2·(lane % 4) .., lane / 4)`. For a row-major k×n B tile,
+/// lane `l` pointing at row `l % 16`, column `8·(l / 16)` yields the B fragments of two
+/// neighbouring n8 tiles: `[b0, b1]` of the first, then of the second.
+#[inline(always)]
+pub unsafe fn load_matrix_x4_transposed(address: u32) -> [u32; 4] {
+    let (r0, r1, r2, r3): (u32, u32, u32, u32);
+    unsafe {
+        core::arch::asm!(
+            "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {{{r0}, {r1}, {r2}, {r3}}}, [{address}];",
+            r0 = out(reg32) r0,
+            r1 = out(reg32) r1,
+            r2 = out(reg32) r2,
+            r3 = out(reg32) r3,
+            address = in(reg32) address,
+            options(readonly, nostack),
+        )
+    };
+    [r0, r1, r2, r3]
+}
+
+/// Two fp32 values rounded to fp16 (to nearest even) and packed into one register, `low` in
+/// bits 0–15: the layout of two neighbouring fp16 elements in memory.
+#[inline(always)]
+pub fn pack_f16x2(low: f32, high: f32) -> u32 {
+    let packed: u32;
+    unsafe {
+        core::arch::asm!(
+            // The first source lands in the upper half.
+            "cvt.rn.f16x2.f32 {packed}, {high}, {low};",
+            packed = out(reg32) packed,
+            high = in(reg32) high,
+            low = in(reg32) low,
+            options(pure, nomem, nostack),
+        )
+    };
+    packed
+}
+
+/// A 64-bit `wgmma` shared-memory matrix descriptor for a tile stored with the 128-byte swizzle
+/// (8 rows of 128 bytes form a 1 024-byte atom in which 16-byte chunk `c` of row `r` sits at
+/// chunk `c ^ (r % 8)`; the hardware applies the XOR to address bits 4–6 from bits 7–9, so the
+/// atoms must be 1 024-byte aligned). Bits 0–13: start address; 16–29: leading byte offset;
+/// 32–45: stride byte offset, each in units of 16 bytes; 62–63: swizzle mode (1 = 128 B).
+/// For a K-major tile the stride offset steps from one 8-row group to the next (1 024 bytes)
+/// and the leading offset is unused; for an MN-major tile the leading offset steps from one
+/// 64-element column block to the next and the stride offset from one group of 8 k-rows to the
+/// next.
+#[inline(always)]
+pub fn swizzled_descriptor(address: u32, leading_bytes: u32, stride_bytes: u32) -> u64 {
+    let encode = |x: u32| ((x & 0x3FFFF) >> 4) as u64;
+    encode(address) | encode(leading_bytes) << 16 | encode(stride_bytes) << 32 | 1 << 62
+}
+
+/// `wgmma.fence`: orders this thread's earlier register accesses to the accumulators before
+/// the warpgroup's next `wgmma.mma_async`.
+#[inline(always)]
+pub fn warpgroup_fence() {
+    unsafe { core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack)) };
+}
+
+/// `wgmma.commit_group`: closes the group of `wgmma.mma_async` issued since the last commit.
+#[inline(always)]
+pub fn warpgroup_commit() {
+    unsafe { core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack)) };
+}
+
+/// `wgmma.wait_group N`: waits until at most `PENDING` committed groups are still running.
+#[inline(always)]
+pub fn warpgroup_wait<const PENDING: u32>() {
+    unsafe {
+        core::arch::asm!("wgmma.wait_group.sync.aligned {n};", n = const PENDING, options(nostack))
+    };
+}
+
+/// `fence.proxy.async.shared::cta`: makes this thread's ordinary (generic-proxy) writes to
+/// shared memory, `cp.async` included, visible to the async proxy through which `wgmma` reads
+/// its operands. Each writing thread runs it, then a barrier.
+#[inline(always)]
+pub fn fence_shared_for_async_proxy() {
+    unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack)) };
+}
+
+/// Pins every accumulator behind the preceding [`warpgroup_wait`]: the compiler sees no data
+/// dependency between the wait and the registers `wgmma` writes in the background, and could
+/// otherwise move their first use above it.
+#[inline(always)]
+pub fn pin_accumulators<const N: usize>(acc: &mut [f32; N]) {
+    seq!(i in 0..128 {
+        if i < N {
+            unsafe { core::arch::asm!("/* {0} */", inout(reg32) acc[i], options(nostack)) };
+        }
+    });
+}
+
+/// `acc (+)= a · b` on a 64×256×16 tile for the whole warpgroup (128 threads), asynchronously:
+/// `wgmma.mma_async.m64n256k16.f32.f16.f16`, A and B read from shared memory through the
+/// descriptors `a` (K-major, see [`swizzled_descriptor`]) and `b` (N-major: row-major k×n,
+/// `imm-trans-b = 1`). With `accumulate` false the old `acc` is ignored (`D = A·B`). The
+/// result is there only after [`warpgroup_commit`] and [`warpgroup_wait`]. Thread `t` of the
+/// warpgroup holds, in `acc[i]`, row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column
+/// `8·(i / 4) + 2·(t % 4) + i % 2`.
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+    let scale_d = accumulate as u32;
+    seq!(i in 0..128 {
+        unsafe {
+            core::arch::asm!(
+            "{{ .reg .pred accumulate;",
+            "setp.ne.b32 accumulate, {scale_d}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {{",
+            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
+            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, ",
+            "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, ",
+            "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, ",
+            "{64}, {65}, {66}, {67}, {68}, {69}, {70}, {71}, {72}, {73}, {74}, {75}, {76}, {77}, {78}, {79}, ",
+            "{80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, ",
+            "{96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, ",
+            "{112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127} ",
+            "}}, {a}, {b}, accumulate, 1, 1, 0, 1; }}",
+                #(inout(reg32) acc[i],)*
+                a = in(reg64) a,
+                b = in(reg64) b,
+                scale_d = in(reg32) scale_d,
+                options(nostack),
+            )
+        };
+    });
+}
