@@ -186,13 +186,13 @@ pub fn fence_shared_for_async_proxy() {
     unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack)) };
 }
 
-/// Pins every accumulator behind the preceding [`warpgroup_wait`]: the compiler sees no data
+/// Pins the first `COUNT` accumulators behind the preceding [`warpgroup_wait`]: the compiler sees no data
 /// dependency between the wait and the registers `wgmma` writes in the background, and could
 /// otherwise move their first use above it.
 #[inline(always)]
-pub fn pin_accumulators<const N: usize>(acc: &mut [f32; N]) {
+pub fn pin_accumulators<const COUNT: usize>(acc: &mut [f32; 128]) {
     seq!(i in 0..128 {
-        if i < N {
+        if i < COUNT {
             unsafe { core::arch::asm!("/* {0} */", inout(reg32) acc[i], options(nostack)) };
         }
     });
@@ -222,6 +222,32 @@ pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
             "{80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, ",
             "{96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, ",
             "{112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127} ",
+            "}}, {a}, {b}, accumulate, 1, 1, 0, 1; }}",
+                #(inout(reg32) acc[i],)*
+                a = in(reg64) a,
+                b = in(reg64) b,
+                scale_d = in(reg32) scale_d,
+                options(nostack),
+            )
+        };
+    });
+}
+
+/// [`wgmma_m64n256k16_f16`] on a 64×128×16 tile: the accumulators are `acc[0..64]` (the rest
+/// is untouched), same fragment layout.
+#[inline(always)]
+pub unsafe fn wgmma_m64n128k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+    let scale_d = accumulate as u32;
+    seq!(i in 0..64 {
+        unsafe {
+            core::arch::asm!(
+            "{{ .reg .pred accumulate;",
+            "setp.ne.b32 accumulate, {scale_d}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{",
+            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
+            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, ",
+            "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, ",
+            "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63} ",
             "}}, {a}, {b}, accumulate, 1, 1, 0, 1; }}",
                 #(inout(reg32) acc[i],)*
                 a = in(reg64) a,

@@ -7,24 +7,28 @@
 //! registers `mma.sync` expects; `ldmatrix.trans` does the same for the row-major B tile,
 //! transposing on the way.
 //!
-//! **Fixes.** v14 read its fragments one 32-bit word per thread per instruction (48 shared loads
-//! and 32 `cvt` per 32 `mma`) and padded its rows to dodge bank conflicts. Here 8 `ldmatrix`
-//! feed 32 `mma`, and the tiles are *swizzled* rather than padded: the 16-byte chunk `c` of row
-//! `r` is stored at chunk `c ^ f(r)`, so the eight rows one 8×8 matrix spans (same logical
-//! chunk) land in eight different groups of four banks, and no byte of shared memory is wasted:
+//! **Fixes.** v14 read its fragments one 32-bit word per thread per instruction and padded its
+//! rows to dodge bank conflicts. Here 6 `ldmatrix` feed 16 `mma` per warp and k-step, and the
+//! tiles are *swizzled* rather than padded: both tiles have rows of a multiple of 128 bytes
+//! (A: 128 × 64 halves, B: 64 × 128 halves), and 16-byte chunk `c` of row `r` is stored at
+//! chunk `c ^ (r % 8)` within its 128-byte line. The eight rows one 8×8 matrix spans (same
+//! logical chunk) then land in eight different groups of four banks, and no byte of shared
+//! memory is wasted on padding.
 //!
-//! * A tile, 128 rows × 32 halves = 64 bytes (4 chunks): `f(r) = (r / 2) % 4`. Rows `r` and
-//!   `r + 1` share a 128-byte line; eight consecutive rows cover four lines × two halves, and
-//!   the XOR spreads them over all eight chunk positions.
-//! * B tile, 32 rows × 256 halves = 512 bytes (32 chunks): `f(r) = r % 8`.
+//! The pipeline is v13's (`cp.async`, zeros outside the matrices), 3 stages of 64-deep tiles,
+//! with 16-byte copies where rows are 16-byte aligned (k, n multiples of 8) and 16-bit loads
+//! otherwise; launch order is grouped. Each of the 8 warps owns a 32×64 tile of the 128×128
+//! block tile, which keeps a thread at 128 registers, so two blocks (16 warps) share an SM and
+//! one block's barrier overlaps the other's math.
 //!
-//! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices) with 16-byte copies
-//! where rows are 16-byte aligned (k, n multiples of 8) and 16-bit loads otherwise; launch
-//! order is grouped. Each of the 8 warps owns a 64×64 tile of the 128×256 block tile.
+//! **What limits it.** 43% of cuBLAS fp16 at 4096³ (`docs/ladder.md`). Measured alternatives
+//! all landed at 40–43%: 128×256 block tiles with 64×64 warp tiles (226 registers, 8 warps per
+//! SM), 32-deep tiles, 4 stages, 16 warps of one block. ncu on the 128×256 version: the tensor
+//! pipe is active 50% of the time, and the largest stall is `wait`, the fixed issue interval
+//! between one warp's `mma.sync`. cuBLAS reaches its rate with Hopper's `wgmma` (v16), which
+//! this instruction cannot match.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): see the table in `docs/ladder.md`.
-//!
-//! Launch: 256 threads, grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped), [`SHARED_BYTES`] of dynamic
+//! Launch: 256 threads, grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped), [`SHARED_BYTES`] of dynamic
 //! shared memory.
 
 use super::v09_grouped_order::grouped_block_origin;
@@ -36,12 +40,13 @@ use crate::tensor_core::{load_matrix_x4, load_matrix_x4_transposed, mma_f16_m16n
 use seq_macro::seq;
 
 const BLOCK_TILE_M: u32 = 128;
-const BLOCK_TILE_N: u32 = 256;
-const TILE_K: u32 = 32;
-const STAGES: u32 = 4;
-const WARP_TILE: u32 = 64;
-const WARPS_N: u32 = BLOCK_TILE_N / WARP_TILE;
-const THREADS: u32 = (BLOCK_TILE_M / WARP_TILE) * WARPS_N * 32;
+const BLOCK_TILE_N: u32 = 128;
+const TILE_K: u32 = 64;
+const STAGES: u32 = 3;
+const WARP_TILE_M: u32 = 32;
+const WARP_TILE_N: u32 = 64;
+const WARPS_N: u32 = BLOCK_TILE_N / WARP_TILE_N;
+const THREADS: u32 = (BLOCK_TILE_M / WARP_TILE_M) * WARPS_N * 32;
 /// Bytes per row of the A tile (`TILE_K` halves) and of the B tile (`BLOCK_TILE_N` halves).
 const A_ROW_BYTES: u32 = TILE_K * 2;
 const B_ROW_BYTES: u32 = BLOCK_TILE_N * 2;
@@ -50,22 +55,18 @@ const STAGE_BYTES: u32 = A_BYTES + TILE_K * B_ROW_BYTES;
 /// Dynamic shared memory per block, in bytes.
 pub const SHARED_BYTES: u32 = STAGES * STAGE_BYTES;
 
-/// Byte offset of 16-byte chunk `chunk` of row `row` in the swizzled A tile.
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile with rows of
+/// `row_bytes` (a multiple of 128): the chunk's position within its 128-byte line is XORed
+/// with the row's index mod 8.
 #[inline(always)]
-fn a_offset(row: u32, chunk: u32) -> u32 {
-    row * A_ROW_BYTES + (chunk ^ ((row / 2) % 4)) * 16
+fn swizzled(row: u32, chunk: u32, row_bytes: u32) -> u32 {
+    row * row_bytes + (chunk ^ (row % 8)) * 16
 }
 
-/// Byte offset of 16-byte chunk `chunk` of row `row` in the swizzled B tile.
-#[inline(always)]
-fn b_offset(row: u32, chunk: u32) -> u32 {
-    row * B_ROW_BYTES + (chunk ^ (row % 8)) * 16
-}
+crate::launch_bounds!(hgemm_v15_fp16_tensor_cores, 256, 2);
 
-crate::launch_bounds!(hgemm_v15_fp16_tensor_cores, 256, 1);
-
-/// v15: fp16 `mma.sync` fed by `ldmatrix` from swizzled tiles, 128×256×32 block tiles,
-/// 64×64 per warp, 4-stage `cp.async`. `a`, `b`, `c` hold fp16 bit patterns.
+/// v15: fp16 `mma.sync` fed by `ldmatrix` from swizzled tiles, 128×128×64 block tiles,
+/// 32×64 per warp, 3-stage `cp.async`. `a`, `b`, `c` hold fp16 bit patterns.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
     a: *const u16,
@@ -79,23 +80,29 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
     let thread = thread_x();
     let (warp, lane) = (thread / 32, thread % 32);
     let (group, quad) = (lane / 4, lane % 4);
-    let warp_row = warp / WARPS_N * WARP_TILE;
-    let warp_col = warp % WARPS_N * WARP_TILE;
+    let warp_row = warp / WARPS_N * WARP_TILE_M;
+    let warp_col = warp % WARPS_N * WARP_TILE_N;
 
     let stages_address = shared_address(shared_f32());
     let a_rows_aligned = k.is_multiple_of(8);
     let b_rows_aligned = n.is_multiple_of(8);
 
-    // Queue the copies of step `step` into the stage at byte `stage_start`: 2 chunks of A and
+    // Each thread copies 4 chunks of each tile per step.
+    const {
+        assert!(
+            BLOCK_TILE_M * TILE_K / 8 == 4 * THREADS && TILE_K * BLOCK_TILE_N / 8 == 4 * THREADS
+        )
+    };
+    // Queue the copies of step `step` into the stage at byte `stage_start`: 4 chunks of A and
     // 4 of B (8 halves each) per thread. Elements outside A or B arrive as zeros.
     let issue = #[inline(always)]
     |step: u32, stage_start: u32| {
         let tile_k = step * TILE_K;
-        seq!(i in 0..2 {
+        seq!(i in 0..4 {
             let index = thread + i * THREADS;
             let (row, chunk) = (index / (TILE_K / 8), index % (TILE_K / 8));
             let (gr, gk) = (first_row + row, tile_k + chunk * 8);
-            let dst = stage_start + a_offset(row, chunk);
+            let dst = stage_start + swizzled(row, chunk, A_ROW_BYTES);
             if a_rows_aligned {
                 let valid = gr < m && gk < k;
                 let src = if valid { unsafe { a.add(at(gr, gk, k)) } } else { a };
@@ -108,7 +115,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
             let index = thread + i * THREADS;
             let (row, chunk) = (index / (BLOCK_TILE_N / 8), index % (BLOCK_TILE_N / 8));
             let (gr, gc) = (tile_k + row, first_col + chunk * 8);
-            let dst = stage_start + A_BYTES + b_offset(row, chunk);
+            let dst = stage_start + A_BYTES + swizzled(row, chunk, B_ROW_BYTES);
             if b_rows_aligned {
                 let valid = gr < k && gc < n;
                 let src = if valid { unsafe { b.add(at(gr, gc, n)) } } else { b };
@@ -126,14 +133,16 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
     // and can be added afterwards.
     let (lane_row, lane_chunk) = (lane % 16, lane / 16);
     let a_lane = [
-        a_offset(lane_row, lane_chunk),
-        a_offset(lane_row, 2 + lane_chunk),
+        swizzled(lane_row, lane_chunk, A_ROW_BYTES),
+        swizzled(lane_row, 2 + lane_chunk, A_ROW_BYTES),
+        swizzled(lane_row, 4 + lane_chunk, A_ROW_BYTES),
+        swizzled(lane_row, 6 + lane_chunk, A_ROW_BYTES),
     ];
     let b_lane = [
-        b_offset(lane_row, lane_chunk),
-        b_offset(lane_row, 2 + lane_chunk),
-        b_offset(lane_row, 4 + lane_chunk),
-        b_offset(lane_row, 6 + lane_chunk),
+        swizzled(lane_row, lane_chunk, B_ROW_BYTES),
+        swizzled(lane_row, 2 + lane_chunk, B_ROW_BYTES),
+        swizzled(lane_row, 4 + lane_chunk, B_ROW_BYTES),
+        swizzled(lane_row, 6 + lane_chunk, B_ROW_BYTES),
     ];
     let a_warp = warp_row * A_ROW_BYTES;
     let b_warp = A_BYTES + warp_col * 2;
@@ -145,9 +154,10 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
         }
         commit_async_copies();
     }
-    let mut acc = [[[0.0f32; 4]; 8]; 4];
+    let mut acc = [[[0.0f32; 4]; 8]; 2];
     let (mut read_stage, mut write_stage) = (0, STAGES - 1);
     for step in 0..steps {
+        // All but the newest STAGES − 2 groups done.
         wait_async_copies::<{ STAGES - 2 }>();
         sync_threads();
         let ahead = step + STAGES - 1;
@@ -157,9 +167,9 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
         commit_async_copies();
 
         let stage = stages_address + read_stage * STAGE_BYTES;
-        seq!(kstep in 0..2 {
-            let mut a_frag = [[0u32; 4]; 4];
-            seq!(mi in 0..4 {
+        seq!(kstep in 0..4 {
+            let mut a_frag = [[0u32; 4]; 2];
+            seq!(mi in 0..2 {
                 a_frag[mi] = unsafe {
                     load_matrix_x4(stage + a_warp + mi * 16 * A_ROW_BYTES + a_lane[kstep])
                 };
@@ -172,7 +182,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
                 b_frag[2 * pair] = [r[0], r[1]];
                 b_frag[2 * pair + 1] = [r[2], r[3]];
             });
-            seq!(mi in 0..4 {
+            seq!(mi in 0..2 {
                 seq!(ni in 0..8 {
                     mma_f16_m16n8k16(&mut acc[mi][ni], &a_frag[mi], &b_frag[ni]);
                 });
@@ -190,7 +200,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
         };
     }
 
-    seq!(mi in 0..4 {
+    seq!(mi in 0..2 {
         seq!(ni in 0..8 {
             let row = first_row + warp_row + mi * 16 + group;
             let col = first_col + warp_col + ni * 8 + 2 * quad;

@@ -40,14 +40,12 @@ use crate::device::{
 };
 use crate::tensor_core::{
     fence_shared_for_async_proxy, pack_f16x2, pin_accumulators, swizzled_descriptor,
-    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k16_f16,
+    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n128k16_f16, wgmma_m64n256k16_f16,
 };
 use seq_macro::seq;
 
 const BLOCK_TILE_M: u32 = 128;
-const BLOCK_TILE_N: u32 = 256;
 const TILE_K: u32 = 64;
-const STAGES: u32 = 4;
 const THREADS: u32 = 256;
 /// Rows of the block tile each warpgroup (128 threads) owns.
 const WARPGROUP_ROWS: u32 = 64;
@@ -56,9 +54,12 @@ const ROW_BYTES: u32 = 128;
 const A_BYTES: u32 = BLOCK_TILE_M * ROW_BYTES;
 /// One 64-column slab of the B tile: `TILE_K` rows of 128 bytes.
 const B_SLAB_BYTES: u32 = TILE_K * ROW_BYTES;
-const STAGE_BYTES: u32 = A_BYTES + (BLOCK_TILE_N / 64) * B_SLAB_BYTES;
-/// Dynamic shared memory per block, in bytes: the stages plus room to align them to 1 024.
-pub const SHARED_BYTES: u32 = STAGES * STAGE_BYTES + 1024;
+
+/// Dynamic shared memory per block, in bytes: `stages` stages for a block tile `block_tile_n`
+/// wide, plus room to align them to 1 024.
+pub const fn shared_bytes(block_tile_n: u32, stages: u32) -> u32 {
+    stages * (A_BYTES + (block_tile_n / 64) * B_SLAB_BYTES) + 1024
+}
 
 /// Byte offset of 16-byte chunk `chunk` (8 halves of k) of row `row` in the A tile.
 #[inline(always)]
@@ -85,6 +86,23 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
     n: u32,
     k: u32,
 ) {
+    unsafe { wgmma_pipeline::<256, 4>(a, b, c, m, n, k) }
+}
+
+/// The pipelined `wgmma` GEMM: block tiles 128 × `BLOCK_TILE_N` (128 or 256) × 64, `STAGES`
+/// stages (3 or 4). Measured on the H100: 128×256 with 4 stages is the fastest (128×128 with
+/// 3 stages and two blocks per SM: 57% of cuBLAS at 4096³; with 4 stages: 52%).
+#[inline(always)]
+unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
+    a: *const u16,
+    b: *const u16,
+    c: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+) {
+    const { assert!((BLOCK_TILE_N == 128 || BLOCK_TILE_N == 256) && (STAGES == 3 || STAGES == 4)) };
+    let stage_bytes = shared_bytes(BLOCK_TILE_N, 1) - 1024;
     let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
     let thread = thread_x();
     let warpgroup = thread / 128;
@@ -114,6 +132,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
             }
         });
         seq!(i in 0..8 {
+            if i < TILE_K * BLOCK_TILE_N / 8 / THREADS {
             let index = thread + i * THREADS;
             let (row, chunk) = (index / (BLOCK_TILE_N / 8), index % (BLOCK_TILE_N / 8));
             let (gr, gc) = (tile_k + row, first_col + chunk * 8);
@@ -125,35 +144,39 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
             } else {
                 unsafe { store_shared_16(dst, load8_f16_or_zero(b, k, n, gr, gc)) };
             }
+            }
         });
     };
 
     let steps = k.div_ceil(TILE_K);
     // Two steps ahead: the stage being multiplied and the one whose `wgmma` may still be
     // running take the other two.
-    const AHEAD: u32 = STAGES - 2;
-    for s in 0..AHEAD {
+    let ahead_steps = STAGES - 2;
+    for s in 0..ahead_steps {
         if s < steps {
-            issue(s, stages_address + s * STAGE_BYTES);
+            issue(s, stages_address + s * stage_bytes);
         }
         commit_async_copies();
     }
     let mut acc = [0.0f32; 128];
     let mut read_stage = 0;
-    let mut write_stage = AHEAD;
+    let mut write_stage = ahead_steps;
     for step in 0..steps {
         // Groups committed so far cover steps 0 ..= step + AHEAD − 1: allow the newest
         // AHEAD − 1 to be in flight.
-        wait_async_copies::<{ AHEAD - 1 }>();
+        match STAGES {
+            3 => wait_async_copies::<0>(),
+            _ => wait_async_copies::<1>(),
+        }
         fence_shared_for_async_proxy();
         sync_threads();
-        let ahead = step + AHEAD;
+        let ahead = step + ahead_steps;
         if ahead < steps {
-            issue(ahead, stages_address + write_stage * STAGE_BYTES);
+            issue(ahead, stages_address + write_stage * stage_bytes);
         }
         commit_async_copies();
 
-        let stage = stages_address + read_stage * STAGE_BYTES;
+        let stage = stages_address + read_stage * stage_bytes;
         let a_tile = stage + warpgroup * WARPGROUP_ROWS * ROW_BYTES;
         let b_tile = stage + A_BYTES;
         warpgroup_fence();
@@ -161,7 +184,12 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
             // A: 16 halves = 32 bytes further along each row; B: 16 k-rows further down.
             let a_desc = swizzled_descriptor(a_tile + kstep * 32, 16, 8 * ROW_BYTES);
             let b_desc = swizzled_descriptor(b_tile + kstep * 16 * ROW_BYTES, B_SLAB_BYTES, 8 * ROW_BYTES);
-            unsafe { wgmma_m64n256k16_f16(&mut acc, a_desc, b_desc, step > 0 || kstep > 0) };
+            let accumulate = step > 0 || kstep > 0;
+            if BLOCK_TILE_N == 256 {
+                unsafe { wgmma_m64n256k16_f16(&mut acc, a_desc, b_desc, accumulate) };
+            } else {
+                unsafe { wgmma_m64n128k16_f16(&mut acc, a_desc, b_desc, accumulate) };
+            }
         });
         warpgroup_commit();
         // Step t − 1's group is done: its stage may be refilled after the next barrier.
@@ -178,14 +206,20 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
         };
     }
     warpgroup_wait::<0>();
-    pin_accumulators(&mut acc);
+    if BLOCK_TILE_N == 256 {
+        pin_accumulators::<128>(&mut acc);
+    } else {
+        pin_accumulators::<64>(&mut acc);
+    }
 
     let row = first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
     seq!(j in 0..32 {
+        if j < BLOCK_TILE_N / 8 {
         let col = first_col + 8 * j + 2 * (lane % 4);
         unsafe {
             store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[4 * j], acc[4 * j + 1]));
             store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[4 * j + 2], acc[4 * j + 3]));
+        }
         }
     });
 }
