@@ -6,7 +6,7 @@
 #   scripts/sanitize.sh [path/to/sgemm-ladder] [output folder]
 #
 # Writes <output>/sanitizer.md (a summary table) and one log per tool; exits non-zero if any
-# tool reports an error. Only this project's kernels are checked (--kernel-regex kns=sgemm_),
+# tool reports an error. Only this project's kernels are checked (--kernel-regex kns=gemm_v),
 # not cuBLAS's.
 set -uo pipefail
 
@@ -17,7 +17,7 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 
 # Aligned (64, 256) and ragged (1, primes, 4097×31×513) shapes; --autotune makes v11 time, and
 # so launch, every candidate at every shape. Small sizes keep racecheck's run time bounded.
-ladder_args=(--sizes 64,256 --shapes 1x1x1,127x129x131,4097x31x513,33x4x1029 --reps 1 --warmup 0
+ladder_args=(--sizes 64,256 --shapes 1x1x1,127x129x131,4097x31x513,33x4x1029,127x136x264 --reps 1 --warmup 0
     --reference cpu --autotune --seed 1 --report-dir "$out/ladder")
 verify_args=(verify --count 8 --max-dim 300 --seed 2)
 # SANITIZER_RUNGS=v11 (comma-separated) limits both runs to those rungs.
@@ -51,7 +51,7 @@ for tool in "${tools[@]}"; do
     for run in "${runs[@]}"; do
         if [ "$run" = ladder ]; then args=("${ladder_args[@]}"); else args=("${verify_args[@]}"); fi
         log="$out/$tool-$run.log"
-        "$sanitizer" --tool "$tool" --kernel-regex kns=sgemm_ --error-exitcode 99 "$bin" "${args[@]}" >"$log" 2>&1
+        "$sanitizer" --tool "$tool" --kernel-regex kns=gemm_v --error-exitcode 99 "$bin" "${args[@]}" >"$log" 2>&1
         code=$?
         summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
         if [ "$code" -ne 0 ]; then status=1; fi

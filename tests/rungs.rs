@@ -109,11 +109,15 @@ fn every_rung_has_its_entry_in_the_ptx() {
 #[test]
 fn every_entry_takes_a_b_c_m_n_k() {
     // The host launches every rung with (a, b, c: device pointers; m, n, k: u32), followed by
-    // (alpha, beta, leaky_slope: f32; activation: u32) for rungs with a fused epilogue.
+    // (alpha, beta, leaky_slope: f32; activation: u32) for rungs with a fused epilogue, or by
+    // the address of the TMA tensor maps (u64) for TMA rungs.
     for rung in kernels() {
         let mut expected = vec!["u64", "u64", "u64", "u32", "u32", "u32"];
         if rung.epilogue_args {
             expected.extend(["f32", "f32", "f32", "u32"]);
+        }
+        if rung.tensor_maps {
+            expected.push("u64");
         }
         assert_eq!(
             entry_params(rung.entry),
@@ -122,6 +126,30 @@ fn every_entry_takes_a_b_c_m_n_k() {
             rung.name,
             rung.entry
         );
+    }
+}
+
+#[test]
+fn tma_rungs_refuse_rows_off_16_byte_boundaries() {
+    let tma: Vec<_> = kernels().into_iter().filter(|r| r.tensor_maps).collect();
+    assert!(!tma.is_empty(), "no TMA rung in the table");
+    for rung in tma {
+        for (m, n, k) in [(64, 64, 63), (64, 63, 64), (5, 129, 131)] {
+            let shape = GemmShape::new(m, n, k).unwrap();
+            match rung.launch(&shape, H100_MAX_SHARED) {
+                Err(GemmError::TmaRows { k: kk, n: nn, .. }) => assert_eq!((kk, nn), (k, n)),
+                other => panic!("{} at {shape}: expected TmaRows, got {other:?}", rung.name),
+            }
+        }
+        // Ragged m, and k and n multiples of 8 but not of any tile, are fine.
+        for (m, n, k) in [(1, 8, 8), (1000, 1000, 1000), (127, 136, 72)] {
+            let shape = GemmShape::new(m, n, k).unwrap();
+            assert!(
+                rung.launch(&shape, H100_MAX_SHARED).is_ok(),
+                "{} at {shape}",
+                rung.name
+            );
+        }
     }
 }
 
@@ -182,6 +210,7 @@ fn grid_covers_ragged_shapes_exactly() {
                     );
                     continue;
                 }
+                Err(GemmError::TmaRows { .. }) if rung.tensor_maps => continue,
                 Err(e) => panic!("rung {} refused {s}: {e}", rung.name),
             };
             let (gx, gy) = (launch.grid.0 as u64, launch.grid.1 as u64);
@@ -301,8 +330,8 @@ fn grid_limits_are_enforced() {
         // The largest shape that fits the grid, and one more row (or column) of tiles.
         let (fits, too_many, axis, limit) = match rung.grid {
             GridOrder::RowMajor => (
-                shape(MAX_GRID_Y as usize * tm, 8, 1),
-                shape(MAX_GRID_Y as usize * tm + 1, 8, 1),
+                shape(MAX_GRID_Y as usize * tm, 8, 8),
+                shape(MAX_GRID_Y as usize * tm + 1, 8, 8),
                 "y",
                 MAX_GRID_Y,
             ),
@@ -311,8 +340,8 @@ fn grid_limits_are_enforced() {
                 let tiles_n = MAX_DIMENSION / tn;
                 let tiles_m = MAX_GRID_X as usize / tiles_n;
                 (
-                    shape(tiles_m * tm, tiles_n * tn, 1),
-                    shape((tiles_m + 1) * tm, tiles_n * tn, 1),
+                    shape(tiles_m * tm, tiles_n * tn, 8),
+                    shape((tiles_m + 1) * tm, tiles_n * tn, 8),
                     "x",
                     MAX_GRID_X,
                 )

@@ -83,6 +83,18 @@ pub enum GemmError {
         /// Address modulo 16.
         offset_bytes: u64,
     },
+    /// A TMA rung was given rows that do not start at 16-byte boundaries.
+    #[error(
+        "rung {rung} loads its tiles with TMA, which needs every row of A and B to start at a 16-byte boundary: k and n must be multiples of 8 (got k = {k}, n = {n})"
+    )]
+    TmaRows {
+        /// The rung's name.
+        rung: &'static str,
+        /// Columns of A.
+        k: usize,
+        /// Columns of B.
+        n: usize,
+    },
     /// The buffers' element type is not the one the rung takes.
     #[error(
         "rung {rung} takes {expected} matrices ({precision} precision), but was given {given} buffers"

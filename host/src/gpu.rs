@@ -41,8 +41,12 @@ pub struct Gpu {
     module: Arc<CudaModule>,
     blas: CudaBlas,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
     info: DeviceInfo,
 }
+
+/// What a pair of TMA tensor maps describes: the addresses of A and B and the shape.
+type TensorMapKey = (u64, u64, usize, usize, usize);
 
 impl Gpu {
     /// Opens device 0, loads `ptx` and creates a cuBLAS handle (TF32 off).
@@ -93,6 +97,7 @@ impl Gpu {
             module,
             blas,
             functions: Mutex::new(HashMap::new()),
+            tensor_maps: Mutex::new(HashMap::new()),
             info,
         })
     }
@@ -233,8 +238,16 @@ impl Gpu {
             Some(slope) => (slope, 1u32),
             None => (0.0f32, 0u32),
         };
+        let maps = if rung.tensor_maps {
+            Some(self.tensor_maps_for(a, b, shape)?)
+        } else {
+            None
+        };
         let mut builder = self.stream.launch_builder(&function);
         builder.arg(a).arg(b).arg(c).arg(&m).arg(&n).arg(&k);
+        if let Some(maps) = &maps {
+            builder.arg(maps);
+        }
         if rung.epilogue_args {
             builder
                 .arg(&epilogue.alpha)
@@ -245,6 +258,38 @@ impl Gpu {
         unsafe { builder.launch(config) }
             .map(drop)
             .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
+    }
+
+    /// The device address of the TMA tensor maps (A, then B, 128 bytes each) for fp16 `a`
+    /// (m×k) and `b` (k×n), built on first use and kept for later launches on the same
+    /// buffers and shape: A in boxes of 128 rows × 64 columns, B in boxes of 64 × 64, both
+    /// with the 128-byte swizzle, zeros outside the matrices.
+    fn tensor_maps_for<T: Element>(
+        &self,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        shape: &GemmShape,
+    ) -> Result<u64, GemmError> {
+        let key = (self.address(a), self.address(b), shape.m, shape.n, shape.k);
+        let mut cache = self
+            .tensor_maps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(maps) = cache.get(&key) {
+            return Ok(self.address(maps));
+        }
+        let mut bytes = Vec::with_capacity(256);
+        // (address, columns, rows, box columns, box rows): dimensions innermost first.
+        for (address, cols, rows, box_cols, box_rows) in [
+            (key.0, shape.k, shape.m, 64u32, 128u32),
+            (key.1, shape.n, shape.k, 64, 64),
+        ] {
+            bytes.extend_from_slice(&encode_tensor_map(address, cols, rows, box_cols, box_rows)?);
+        }
+        let maps = self.upload_raw(&bytes)?;
+        let ptr = self.address(&maps);
+        cache.insert(key, maps);
+        Ok(ptr)
     }
 
     /// Queues cuBLAS SGEMM (TF32 off) computing row-major `c = a·b` for `shape`.
@@ -378,7 +423,7 @@ impl Gpu {
         Ok(())
     }
 
-    fn address<T: Element>(&self, buffer: &CudaSlice<T>) -> u64 {
+    fn address<T: cudarc::driver::DeviceRepr>(&self, buffer: &CudaSlice<T>) -> u64 {
         let (ptr, _sync) = buffer.device_ptr(&self.stream);
         ptr
     }
@@ -418,6 +463,52 @@ impl Gpu {
         functions.insert(rung_entry, function.clone());
         Ok(function)
     }
+}
+
+/// A TMA tensor map for a row-major fp16 matrix of `rows × cols` at device `address`, read in
+/// boxes of `box_rows × box_cols` with the 128-byte swizzle.
+fn encode_tensor_map(
+    address: u64,
+    cols: usize,
+    rows: usize,
+    box_cols: u32,
+    box_rows: u32,
+) -> Result<[u8; 128], GemmError> {
+    use cudarc::driver::sys::{
+        CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
+        CUtensorMapL2promotion, CUtensorMapSwizzle, cuTensorMapEncodeTiled,
+    };
+    let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
+    let dims = [cols as u64, rows as u64];
+    // Bytes from one row to the next (the innermost stride is implied).
+    let strides = [cols as u64 * 2];
+    let boxes = [box_cols, box_rows];
+    let element_strides = [1u32, 1];
+    let result = unsafe {
+        cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            2,
+            address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    result
+        .result()
+        .map_err(|e| GemmError::cuda("encoding a TMA tensor map", e))?;
+    let map = unsafe { map.assume_init() };
+    let mut bytes = [0u8; 128];
+    for (chunk, word) in bytes.chunks_exact_mut(8).zip(map.opaque) {
+        chunk.copy_from_slice(&word.to_le_bytes());
+    }
+    Ok(bytes)
 }
 
 /// Refuses buffers whose element type is not the one `rung` takes.

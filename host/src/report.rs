@@ -426,7 +426,10 @@ mod tests {
         let records = sample_records();
         let table = markdown_table(&records);
         let lines: Vec<&str> = table.lines().collect();
-        assert!(lines[0].starts_with("| rung | precision | idea |"), "{table}");
+        assert!(
+            lines[0].starts_with("| rung | precision | idea |"),
+            "{table}"
+        );
         assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|---|---|");
         let rows: Vec<&&str> = lines[2..].iter().filter(|l| l.starts_with('|')).collect();
         assert_eq!(rows.len(), records.len(), "{table}");

@@ -109,6 +109,10 @@ pub struct Rung {
     pub epilogue_args: bool,
     /// Element types and arithmetic.
     pub precision: Precision,
+    /// The kernel loads its tiles with TMA and takes one more argument, the address of the
+    /// tensor maps of A and B (built by the host, see [`crate::gpu`]). TMA needs rows that
+    /// start at 16-byte boundaries: k and n multiples of 8 (fp16).
+    pub tensor_maps: bool,
 }
 
 /// `C = activation(alpha·A·B + beta·C)`, for rungs with `epilogue_args`.
@@ -146,6 +150,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v1",
@@ -163,6 +168,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v2",
@@ -177,6 +183,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v3",
@@ -191,6 +198,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v4",
@@ -205,6 +213,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v5",
@@ -219,6 +228,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v6",
@@ -233,6 +243,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v7",
@@ -247,6 +258,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v8",
@@ -261,6 +273,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     Rung {
         name: "v9",
@@ -275,6 +288,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     },
     warp_tiled(
         "v10",
@@ -333,6 +347,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Tf32,
+        tensor_maps: false,
     },
     Rung {
         name: "v15",
@@ -348,6 +363,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp16,
+        tensor_maps: false,
     },
     Rung {
         name: "v16",
@@ -364,6 +380,25 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp16,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v17",
+        idea: "TMA producer warp, mbarrier pipeline",
+        entry: "hgemm_v17_tma_warp_specialized",
+        // Two consumer warpgroups and one producer warp.
+        block_dim: (288, 1),
+        block_tile_m: 128,
+        block_tile_n: 256,
+        // 1 KiB of alignment slack, 4 stages of a 128×64 A tile and a 64×256 B tile in fp16,
+        // and 8 barriers of 8 bytes.
+        shared_mem: SharedMem::Fixed(1024 + 4 * (128 * 64 + 64 * 256) * 2 + 8 * 8),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp16,
+        tensor_maps: true,
     },
 ];
 
@@ -543,6 +578,7 @@ const fn warp_tiled(
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
+        tensor_maps: false,
     }
 }
 
@@ -615,6 +651,13 @@ impl Rung {
                     limit,
                 });
             }
+        }
+        if self.tensor_maps && (!shape.k.is_multiple_of(8) || !shape.n.is_multiple_of(8)) {
+            return Err(GemmError::TmaRows {
+                rung: self.name,
+                k: shape.k,
+                n: shape.n,
+            });
         }
         Ok(Launch {
             grid: (blocks_x as u32, blocks_y as u32),

@@ -27,6 +27,7 @@ pub mod dequant;
 pub mod device;
 pub mod sgemm;
 pub mod tensor_core;
+pub mod tma;
 
 /// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error
 /// instead of a wrong answer.

@@ -1,0 +1,93 @@
+//! Hopper's tensor memory accelerator (TMA) and the shared-memory transaction barriers
+//! (`mbarrier`) that say when its copies have landed, as inline-PTX wrappers.
+//!
+//! A TMA copy moves a whole box of a matrix (here up to 64 × 128 fp16) from global to shared
+//! memory on one thread's request, computing every address and bounds check in hardware
+//! (elements outside the matrix arrive as zeros) and writing the box in the 128-byte-swizzled
+//! layout `wgmma` reads. The copy reports its bytes to an `mbarrier` in shared memory; a
+//! barrier phase completes when the expected number of threads have arrived *and* the
+//! expected bytes have landed. Waiting threads test the phase's parity.
+
+/// Initializes the barrier at shared address `barrier` (8 bytes, 8-aligned) to expect
+/// `arrivals` arrivals per phase.
+#[inline(always)]
+pub unsafe fn barrier_init(barrier: u32, arrivals: u32) {
+    unsafe {
+        core::arch::asm!(
+            "mbarrier.init.shared::cta.b64 [{barrier}], {arrivals};",
+            barrier = in(reg32) barrier,
+            arrivals = in(reg32) arrivals,
+            options(nostack),
+        )
+    };
+}
+
+/// Makes barrier initializations visible to the async proxy (the TMA unit), before any copy
+/// may signal them.
+#[inline(always)]
+pub fn fence_barrier_init() {
+    unsafe { core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack)) };
+}
+
+/// One arrival on `barrier`.
+#[inline(always)]
+pub unsafe fn barrier_arrive(barrier: u32) {
+    unsafe {
+        core::arch::asm!(
+            "mbarrier.arrive.shared::cta.b64 _, [{barrier}];",
+            barrier = in(reg32) barrier,
+            options(nostack),
+        )
+    };
+}
+
+/// One arrival on `barrier` that also announces `bytes` more bytes of copies to wait for.
+#[inline(always)]
+pub unsafe fn barrier_arrive_expect_bytes(barrier: u32, bytes: u32) {
+    unsafe {
+        core::arch::asm!(
+            "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{barrier}], {bytes};",
+            barrier = in(reg32) barrier,
+            bytes = in(reg32) bytes,
+            options(nostack),
+        )
+    };
+}
+
+/// Waits until the phase of `barrier` with parity `parity` (0 or 1) has completed.
+#[inline(always)]
+pub unsafe fn barrier_wait(barrier: u32, parity: u32) {
+    loop {
+        let done: u32;
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .pred done; mbarrier.try_wait.parity.shared::cta.b64 done, [{barrier}], {parity}; selp.u32 {out}, 1, 0, done; }}",
+                barrier = in(reg32) barrier,
+                parity = in(reg32) parity,
+                out = out(reg32) done,
+                options(nostack),
+            )
+        };
+        if done != 0 {
+            break;
+        }
+    }
+}
+
+/// Queues a TMA copy of the box at element coordinates (`x` innermost, `y`) of the matrix
+/// described by the tensor map at `map` (global memory, 64-byte aligned) to shared address
+/// `dst`, reporting its bytes to `barrier`.
+#[inline(always)]
+pub unsafe fn tma_load_2d(dst: u32, map: *const u8, x: u32, y: u32, barrier: u32) {
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [{dst}], [{map}, {{{x}, {y}}}], [{barrier}];",
+            dst = in(reg32) dst,
+            map = in(reg64) map,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            barrier = in(reg32) barrier,
+            options(nostack),
+        )
+    };
+}
