@@ -88,11 +88,12 @@ enum Command {
         #[arg(long)]
         seed: Option<u64>,
     },
-    /// Rebuild results.md and plot.svg in --report-dir from a results.json (needs no GPU).
+    /// Rebuild results.json, results.md and the plots in --report-dir from one or more
+    /// results.json files, merged in the order given (needs no GPU).
     Report {
-        /// The results.json to read.
-        #[arg(long)]
-        from: PathBuf,
+        /// The results.json files to read.
+        #[arg(long, num_args = 1.., required = true)]
+        from: Vec<PathBuf>,
         /// The command that produced it, for the Markdown header.
         #[arg(long)]
         command: String,
@@ -140,17 +141,21 @@ fn run(cli: Cli) -> Result<bool> {
             return verify(*count, *max_dim, seed.unwrap_or_else(rand_seed), &cli.rungs);
         }
         Some(Command::Report { from, command }) => {
-            let text = std::fs::read_to_string(from)
-                .with_context(|| format!("reading {}", from.display()))?;
-            let records: Vec<Record> = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not a results.json", from.display()))?;
+            let mut records: Vec<Record> = Vec::new();
+            for path in from {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?;
+                let part: Vec<Record> = serde_json::from_str(&text)
+                    .with_context(|| format!("{} is not a results.json", path.display()))?;
+                records.extend(part);
+            }
             let device = records
                 .first()
                 .map_or("unknown device".to_string(), |r| r.device.clone());
             write_report(&cli.report_dir, &records, command, &device)?;
             println!("{}", text_table(&records));
             println!(
-                "report written to {}/results.{{json,md}} and plot.svg",
+                "report written to {}/results.{{json,md}} and its plots",
                 cli.report_dir.display()
             );
             return Ok(true);

@@ -221,7 +221,7 @@ fn grid_covers_ragged_shapes_exactly() {
             // blocks.
             let (tiles_n, tiles_m) = match rung.grid {
                 GridOrder::RowMajor => (gx, gy),
-                GridOrder::Grouped => {
+                GridOrder::Grouped | GridOrder::Persistent => {
                     assert_eq!(gy, 1, "{at}: a grouped grid is one-dimensional");
                     let tiles = (n.div_ceil(tn), m.div_ceil(tm));
                     assert_eq!(gx, tiles.0 * tiles.1, "{at}: one block per tile");
@@ -335,7 +335,7 @@ fn grid_limits_are_enforced() {
                 "y",
                 MAX_GRID_Y,
             ),
-            GridOrder::Grouped => {
+            GridOrder::Grouped | GridOrder::Persistent => {
                 // One block per tile along x: limit on tiles_m · tiles_n.
                 let tiles_n = MAX_DIMENSION / tn;
                 let tiles_m = MAX_GRID_X as usize / tiles_n;

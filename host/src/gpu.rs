@@ -227,8 +227,13 @@ impl Gpu {
         let launch = rung.launch(shape, self.info.max_shared_per_block)?;
         rung.check_alignment(self.address(a), self.address(b))?;
         let function = self.function(rung)?;
+        let blocks = if launch.persistent {
+            launch.grid.0.min(self.info.sm_count as u32)
+        } else {
+            launch.grid.0
+        };
         let config = LaunchConfig {
-            grid_dim: (launch.grid.0, launch.grid.1, 1),
+            grid_dim: (blocks, launch.grid.1, 1),
             block_dim: (launch.block.0, launch.block.1, 1),
             shared_mem_bytes: launch.shared_mem_bytes,
         };

@@ -25,6 +25,10 @@ pub enum GridOrder {
     RowMajor,
     /// A 1-D grid of one block per tile; the kernel maps its index to a tile in grouped order.
     Grouped,
+    /// Persistent blocks: the kernel loops over the tiles in grouped order, from its block
+    /// index in steps of the grid size. [`Rung::launch`] reports one block per tile (the
+    /// work); the runtime launches `min(tiles, SMs)` of them ([`Launch::persistent`]).
+    Persistent,
 }
 
 /// What a rung multiplies and how: the element type of A, B and C, and the arithmetic.
@@ -382,6 +386,18 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp16,
         tensor_maps: false,
     },
+    v17_row(),
+    Rung {
+        name: "v18",
+        idea: "persistent blocks, one per SM",
+        entry: "hgemm_v18_persistent",
+        grid: GridOrder::Persistent,
+        ..v17_row()
+    },
+];
+
+/// v17's row, which v18 shares but for its entry and grid.
+const fn v17_row() -> Rung {
     Rung {
         name: "v17",
         idea: "TMA producer warp, mbarrier pipeline",
@@ -399,8 +415,8 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp16,
         tensor_maps: true,
-    },
-];
+    }
+}
 
 /// The block tiles v11 chooses from: v10's kernel monomorphized over tile sizes.
 pub const V11_CANDIDATES: &[Rung] = &[
@@ -590,6 +606,9 @@ pub const MAX_GRID_X: u64 = i32::MAX as u64;
 /// Grid, block and shared memory for one launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
+    /// Persistent blocks ([`GridOrder::Persistent`]): `grid` counts tiles, and at most one
+    /// block per SM is launched.
+    pub persistent: bool,
     /// Blocks along x and y.
     pub grid: (u32, u32),
     /// Threads per block along x and y.
@@ -640,7 +659,7 @@ impl Rung {
         let tiles_m = shape.m.div_ceil(self.block_tile_m as usize) as u64;
         let (blocks_x, blocks_y) = match self.grid {
             GridOrder::RowMajor => (tiles_n, tiles_m),
-            GridOrder::Grouped => (tiles_n * tiles_m, 1),
+            GridOrder::Grouped | GridOrder::Persistent => (tiles_n * tiles_m, 1),
         };
         for (axis, blocks, limit) in [("x", blocks_x, MAX_GRID_X), ("y", blocks_y, MAX_GRID_Y)] {
             if blocks > limit {
@@ -660,6 +679,7 @@ impl Rung {
             });
         }
         Ok(Launch {
+            persistent: self.grid == GridOrder::Persistent,
             grid: (blocks_x as u32, blocks_y as u32),
             block: self.block_dim,
             shared_mem_bytes: needed as u32,

@@ -22,3 +22,4 @@ pub mod v14_tf32_tensor_cores;
 pub mod v15_fp16_tensor_cores;
 pub mod v16_wgmma;
 pub mod v17_tma_warp_specialized;
+pub mod v18_persistent;

@@ -26,8 +26,10 @@
 //! and B (box 64 × 64), 128 bytes each, built by the host (`cuTensorMapEncodeTiled`, fp16,
 //! 128-byte swizzle).
 
-use super::v09_grouped_order::grouped_block_origin;
-use crate::device::{shared_address, shared_f32, store_f16x2_or_partial, sync_threads, thread_x};
+use super::v09_grouped_order::{GROUP_M, grouped_tile};
+use crate::device::{
+    block_x, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial, sync_threads, thread_x,
+};
 use crate::tensor_core::{
     pack_f16x2, pin_accumulators, swizzled_descriptor, warpgroup_commit, warpgroup_fence,
     warpgroup_wait, wgmma_m64n256k16_f16,
@@ -62,6 +64,22 @@ crate::launch_bounds!(hgemm_v17_tma_warp_specialized, 288, 1);
 /// `maps` the two tensor maps (A, then B).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v17_tma_warp_specialized(
+    a: *const u16,
+    b: *const u16,
+    c: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u8,
+) {
+    unsafe { tma_wgmma(a, b, c, m, n, k, maps) };
+}
+
+/// The TMA + `wgmma` GEMM over the tiles `block_x, block_x + grid_dim_x, …` (grouped order).
+/// v17 launches one block per tile, so the tile loop runs once; v18 launches one block per SM
+/// and lets each loop over many tiles.
+#[inline(always)]
+pub unsafe fn tma_wgmma(
     _a: *const u16,
     _b: *const u16,
     c: *mut u16,
@@ -70,7 +88,6 @@ pub unsafe extern "ptx-kernel" fn hgemm_v17_tma_warp_specialized(
     k: u32,
     maps: *const u8,
 ) {
-    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
     let thread = thread_x();
     let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
     let barriers = stages_address + STAGES * STAGE_BYTES;
@@ -89,35 +106,48 @@ pub unsafe extern "ptx-kernel" fn hgemm_v17_tma_warp_specialized(
     }
     sync_threads();
 
+    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
+    let tiles = tiles_m * tiles_n;
+    let tile_origin = |tile: u32| {
+        let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);
+        (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N)
+    };
     let steps = k.div_ceil(TILE_K);
+    // Both sides walk the same sequence of (tile, step) and so of (stage, round): the stage
+    // ring and the barrier phases run on across tiles.
+    let (mut stage, mut round) = (0, 0);
     if thread >= CONSUMER_THREADS {
         if thread == CONSUMER_THREADS {
             let (map_a, map_b) = (maps, unsafe { maps.add(128) });
-            let (mut stage, mut round) = (0, 0);
-            for step in 0..steps {
-                if round > 0 {
-                    // The consumers' release of this stage from round − 1.
-                    unsafe { barrier_wait(empty(stage), (round - 1) & 1) };
+            let mut tile = block_x();
+            while tile < tiles {
+                let (first_row, first_col) = tile_origin(tile);
+                for step in 0..steps {
+                    if round > 0 {
+                        // The consumers' release of this stage from round − 1.
+                        unsafe { barrier_wait(empty(stage), (round - 1) & 1) };
+                    }
+                    let start = stages_address + stage * STAGE_BYTES;
+                    unsafe {
+                        barrier_arrive_expect_bytes(full(stage), STAGE_BYTES);
+                        tma_load_2d(start, map_a, step * TILE_K, first_row, full(stage));
+                        seq!(slab in 0..4 {
+                            tma_load_2d(
+                                start + A_BYTES + slab * B_SLAB_BYTES,
+                                map_b,
+                                first_col + slab * 64,
+                                step * TILE_K,
+                                full(stage),
+                            );
+                        });
+                    }
+                    stage += 1;
+                    if stage == STAGES {
+                        stage = 0;
+                        round += 1;
+                    }
                 }
-                let start = stages_address + stage * STAGE_BYTES;
-                unsafe {
-                    barrier_arrive_expect_bytes(full(stage), STAGE_BYTES);
-                    tma_load_2d(start, map_a, step * TILE_K, first_row, full(stage));
-                    seq!(slab in 0..4 {
-                        tma_load_2d(
-                            start + A_BYTES + slab * B_SLAB_BYTES,
-                            map_b,
-                            first_col + slab * 64,
-                            step * TILE_K,
-                            full(stage),
-                        );
-                    });
-                }
-                stage += 1;
-                if stage == STAGES {
-                    stage = 0;
-                    round += 1;
-                }
+                tile += grid_dim_x();
             }
         }
         return;
@@ -125,42 +155,49 @@ pub unsafe extern "ptx-kernel" fn hgemm_v17_tma_warp_specialized(
 
     let warpgroup = thread / 128;
     let (warp, lane) = (thread % 128 / 32, thread % 32);
-    let mut acc = [0.0f32; 128];
-    let (mut stage, mut round) = (0, 0);
-    let mut previous_stage = STAGES - 1;
-    for step in 0..steps {
-        unsafe { barrier_wait(full(stage), round & 1) };
-        let start = stages_address + stage * STAGE_BYTES;
-        let a_tile = start + warpgroup * WARPGROUP_ROWS * ROW_BYTES;
-        let b_tile = start + A_BYTES;
-        warpgroup_fence();
-        seq!(kstep in 0..4 {
-            let a_desc = swizzled_descriptor(a_tile + kstep * 32, 16, 8 * ROW_BYTES);
-            let b_desc = swizzled_descriptor(b_tile + kstep * 16 * ROW_BYTES, B_SLAB_BYTES, 8 * ROW_BYTES);
-            unsafe { wgmma_m64n256k16_f16(&mut acc, a_desc, b_desc, step > 0 || kstep > 0) };
-        });
-        warpgroup_commit();
-        // The previous step's group is done: hand its stage back to the producer.
-        warpgroup_wait::<1>();
-        if step > 0 {
-            unsafe { barrier_arrive(empty(previous_stage)) };
+    let mut tile = block_x();
+    while tile < tiles {
+        let (first_row, first_col) = tile_origin(tile);
+        let mut acc = [0.0f32; 128];
+        let mut previous_stage = stage;
+        for step in 0..steps {
+            unsafe { barrier_wait(full(stage), round & 1) };
+            let start = stages_address + stage * STAGE_BYTES;
+            let a_tile = start + warpgroup * WARPGROUP_ROWS * ROW_BYTES;
+            let b_tile = start + A_BYTES;
+            warpgroup_fence();
+            seq!(kstep in 0..4 {
+                let a_desc = swizzled_descriptor(a_tile + kstep * 32, 16, 8 * ROW_BYTES);
+                let b_desc = swizzled_descriptor(b_tile + kstep * 16 * ROW_BYTES, B_SLAB_BYTES, 8 * ROW_BYTES);
+                unsafe { wgmma_m64n256k16_f16(&mut acc, a_desc, b_desc, step > 0 || kstep > 0) };
+            });
+            warpgroup_commit();
+            // The previous step's group is done: hand its stage back to the producer.
+            warpgroup_wait::<1>();
+            if step > 0 {
+                unsafe { barrier_arrive(empty(previous_stage)) };
+            }
+            previous_stage = stage;
+            stage += 1;
+            if stage == STAGES {
+                stage = 0;
+                round += 1;
+            }
         }
-        previous_stage = stage;
-        stage += 1;
-        if stage == STAGES {
-            stage = 0;
-            round += 1;
-        }
-    }
-    warpgroup_wait::<0>();
-    pin_accumulators::<128>(&mut acc);
+        warpgroup_wait::<0>();
+        pin_accumulators::<128>(&mut acc);
+        // The last stage is free too: the producer may already fill it for the next tile
+        // while this one is stored.
+        unsafe { barrier_arrive(empty(previous_stage)) };
 
-    let row = first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
-    seq!(j in 0..32 {
-        let col = first_col + 8 * j + 2 * (lane % 4);
-        unsafe {
-            store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[4 * j], acc[4 * j + 1]));
-            store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[4 * j + 2], acc[4 * j + 3]));
-        }
-    });
+        let row = first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
+        seq!(j in 0..32 {
+            let col = first_col + 8 * j + 2 * (lane % 4);
+            unsafe {
+                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[4 * j], acc[4 * j + 1]));
+                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[4 * j + 2], acc[4 * j + 3]));
+            }
+        });
+        tile += grid_dim_x();
+    }
 }
