@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Assembles the kernels' PTX with NVIDIA's ptxas for sm_90a and prints, per kernel, the registers,
 # static shared memory, stack frame and spills. Fails if ptxas rejects the PTX, or if any kernel
-# has a stack frame or spills registers (local-memory traffic in a GEMM inner loop).
+# has a stack frame or spills registers (local-memory traffic in a GEMM inner loop), or if ptxas
+# warns of a performance loss (such as serialized wgmma).
 #
 # Usage: scripts/ptxas-check.sh [PTX]
 #   default: target/kernels-gpu/kernels.ptx, the PTX exactly as the library embeds it (written by
@@ -176,9 +177,18 @@ while IFS='|' read -r name entry stack stores loads; do
     fi
 done <"$scratch/callees"
 
+# ptxas's performance warnings, e.g. C7515: wgmma serialized because ordinary instructions
+# write its accumulators inside the pipeline, which silently costs a rung a large share of its
+# speed.
+if grep -q "Potential Performance Loss" "$scratch/log"; then
+    grep "Potential Performance Loss" "$scratch/log" >&2
+    echo "ptxas-check: error: ptxas reports a performance loss (above)" >&2
+    bad=1
+fi
+
 if [[ "$bad" != 0 ]]; then
     exit 1
 fi
 echo
-echo "ptxas-check: $(wc -l <"$scratch/table") kernels, no stack frames, no spills"
+echo "ptxas-check: $(wc -l <"$scratch/table") kernels, no stack frames, no spills, no performance warnings"
 echo "(shared: static shared memory in bytes; dynamic shared memory is set at launch by host/src/rungs.rs)"

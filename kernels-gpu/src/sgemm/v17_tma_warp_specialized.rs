@@ -155,10 +155,13 @@ pub unsafe fn tma_wgmma(
 
     let warpgroup = thread / 128;
     let (warp, lane) = (thread % 128 / 32, thread % 32);
+    // Zeroed once: each tile's first `wgmma` overwrites it (`accumulate` false), and writing
+    // the accumulators between `wgmma`s with ordinary instructions would make ptxas serialize
+    // them.
+    let mut acc = [0.0f32; 128];
     let mut tile = block_x();
     while tile < tiles {
         let (first_row, first_col) = tile_origin(tile);
-        let mut acc = [0.0f32; 128];
         let mut previous_stage = stage;
         for step in 0..steps {
             unsafe { barrier_wait(full(stage), round & 1) };
