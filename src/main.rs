@@ -89,7 +89,8 @@ enum Command {
         seed: Option<u64>,
     },
     /// Rebuild results.json, results.md and the plots in --report-dir from one or more
-    /// results.json files, merged in the order given (needs no GPU).
+    /// results.json files, merged in the order given; where files repeat a rung at a shape, the
+    /// first record is kept (needs no GPU).
     Report {
         /// The results.json files to read.
         #[arg(long, num_args = 1.., required = true)]
@@ -148,6 +149,16 @@ fn run(cli: Cli) -> Result<bool> {
                 let part: Vec<Record> = serde_json::from_str(&text)
                     .with_context(|| format!("{} is not a results.json", path.display()))?;
                 records.extend(part);
+            }
+            // Files of overlapping runs: keep the first record of each rung and shape.
+            let before = records.len();
+            let mut seen = std::collections::HashSet::new();
+            records.retain(|r| seen.insert((r.rung.clone(), r.m, r.n, r.k)));
+            if records.len() < before {
+                println!(
+                    "report: {} repeated records (same rung and shape as an earlier one) left out",
+                    before - records.len()
+                );
             }
             let device = records
                 .first()

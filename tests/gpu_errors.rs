@@ -32,7 +32,12 @@ fn allocation_larger_than_the_device_is_a_clear_error() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn ptx_the_driver_rejects_is_a_module_load_error() {
     // The same error path as a driver too old for the PTX's version.
-    let bad = PTX.replace(".version 7.8", ".version 99.9");
+    let version = PTX
+        .lines()
+        .find(|line| line.trim_start().starts_with(".version "))
+        .expect("a .version directive");
+    let bad = PTX.replacen(version, ".version 99.9", 1);
+    assert_ne!(bad, PTX, "the version was not replaced");
     match Gpu::new(&bad) {
         Err(GemmError::ModuleLoad(message)) => eprintln!("refused as expected: {message}"),
         Err(other) => panic!("expected ModuleLoad, got {other}"),

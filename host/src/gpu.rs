@@ -510,8 +510,8 @@ fn encode_tensor_map(
         .map_err(|e| GemmError::cuda("encoding a TMA tensor map", e))?;
     let map = unsafe { map.assume_init() };
     let mut bytes = [0u8; 128];
-    for (chunk, word) in bytes.chunks_exact_mut(8).zip(map.opaque) {
-        chunk.copy_from_slice(&word.to_le_bytes());
+    for (chunk, word) in bytes.as_chunks_mut::<8>().0.iter_mut().zip(map.opaque) {
+        *chunk = word.to_le_bytes();
     }
     Ok(bytes)
 }

@@ -30,7 +30,9 @@ pub fn all_kernels() -> Vec<(String, &'static Rung)> {
 }
 
 /// `count` shapes drawn from `seed`: each dimension is 1, a prime, or uniform in
-/// `1..=max_dimension`, a third of the time each. The same seed gives the same shapes.
+/// `1..=max_dimension`, a third of the time each; in a quarter of the shapes n and k are then
+/// rounded up to multiples of 8 (and may exceed `max_dimension` by up to 7). The same seed
+/// gives the same shapes.
 pub fn random_shapes(count: usize, max_dimension: usize, seed: u64) -> Vec<GemmShape> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let max_dimension = max_dimension.max(1);
@@ -46,11 +48,16 @@ pub fn random_shapes(count: usize, max_dimension: usize, seed: u64) -> Vec<GemmS
     };
     (0..count)
         .map(|_| {
-            let (m, n, k) = (
+            let (m, mut n, mut k) = (
                 dimension(&mut rng),
                 dimension(&mut rng),
                 dimension(&mut rng),
             );
+            // A quarter of the shapes get n and k rounded up to multiples of 8, the rows TMA
+            // rungs (v17, v18) need, so that the sweep exercises them too.
+            if rng.random_range(0..4) == 0 {
+                (n, k) = (n.next_multiple_of(8), k.next_multiple_of(8));
+            }
             GemmShape::new(m, n, k).expect("dimensions are at least 1")
         })
         .collect()
@@ -157,5 +164,38 @@ impl<T: Element> Case<T> {
             shape.k,
             model,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_shapes_are_reproducible_varied_and_in_range() {
+        let shapes = random_shapes(400, 300, 7);
+        assert_eq!(shapes, random_shapes(400, 300, 7), "same seed, same shapes");
+        assert_ne!(
+            shapes,
+            random_shapes(400, 300, 8),
+            "another seed, other shapes"
+        );
+        for s in &shapes {
+            for d in [s.m, s.n, s.k] {
+                assert!((1..=300 + 7).contains(&d), "{s}");
+            }
+        }
+        let dims = || shapes.iter().flat_map(|s| [s.m, s.n, s.k]);
+        assert!(dims().any(|d| d == 1), "ones");
+        assert!(dims().any(|d| PRIMES.contains(&d) && d > 2), "primes");
+        // Shapes TMA rungs can take (n and k multiples of 8), but not only those.
+        let tma = shapes
+            .iter()
+            .filter(|s| s.n.is_multiple_of(8) && s.k.is_multiple_of(8))
+            .count();
+        assert!(
+            (60..200).contains(&tma),
+            "{tma} of 400 shapes have n, k multiples of 8"
+        );
     }
 }
