@@ -359,9 +359,9 @@ pub const RUNGS: &[Rung] = &[
         entry: "hgemm_v15_fp16_tensor_cores",
         block_dim: (256, 1),
         block_tile_m: 128,
-        block_tile_n: 128,
-        // 3 stages of a 128×64 A tile and a 64×128 B tile, in fp16.
-        shared_mem: SharedMem::Fixed(3 * (128 * 64 + 64 * 128) * 2),
+        block_tile_n: 256,
+        // 4 stages of a 128×64 A tile and a 64×256 B tile, in fp16.
+        shared_mem: SharedMem::Fixed(4 * (128 * 64 + 64 * 256) * 2),
         vector_loads: true,
         grid: GridOrder::Grouped,
         candidates: &[],

@@ -28,7 +28,7 @@
 //! `wgmma` group every warpgroup retired before the barrier); issue the 4 `wgmma` of step t and
 //! commit; wait until only that group is pending (so step t − 1's are done).
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 468.7 TFLOP/s, 62% of cuBLAS fp16
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 466.5 TFLOP/s, 62% of cuBLAS fp16
 //! (750 TFLOP/s); 67% at 8192³.
 //!
 //! Launch: 256 threads (2 warpgroups, 64 rows each), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
