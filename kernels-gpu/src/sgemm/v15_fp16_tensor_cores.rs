@@ -19,7 +19,7 @@
 //! loaded right before use) reached 43% of cuBLAS: Nsight Compute counted almost four other
 //! instructions per `mma.sync` and long waits on `ldmatrix` results, although `mma.sync` alone
 //! runs at 653 TFLOP/s on this GPU (`docs/results/h100-mma-ceiling`). Three changes took it to
-//! 56% at 4096³ and 59% at 8192³:
+//! 58–60% at 4096³ and 62% at 8192³:
 //! * **register double buffering**: while the warp multiplies k-step `j`, the `ldmatrix` of
 //!   k-step `j + 1` are already in flight into the other half of the fragment registers; the
 //!   block's one barrier per stage sits before the last k-step, so the next stage's first
@@ -27,13 +27,15 @@
 //! * **64×64 warp tiles** in a 128×256 block (8 `ldmatrix` per 32 `mma` instead of 6 per 16);
 //! * **copy addresses computed once**: each thread's `cp.async` sources are a base pointer plus
 //!   a constant stride per chunk and stage; shapes with k or n not a multiple of 8 take a
-//!   separate, out-of-line path (16-bit loads), so its registers do not crowd the fast path.
+//!   separate, out-of-line path (16-bit loads), so its registers do not crowd the fast path;
+//! * **copies queued early**: a stage's refill is queued after the first k-step of the step
+//!   that follows its last use, not after the next barrier.
 //!
 //! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices); launch order is
 //! grouped.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 418.3 TFLOP/s, **55.8% of cuBLAS
-//! fp16** (750 TFLOP/s), short of the 60% the issue asks; 59.4% at 8192³.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 436.4 TFLOP/s, **59.8% of cuBLAS
+//! fp16** (730 TFLOP/s in that run; 58.4% against 744 in a second run); 61.7% at 8192³.
 //!
 //! Launch: 256 threads (8 warps, 2 × 4), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
 //! [`SHARED_BYTES`] (192 KiB) of dynamic shared memory.
@@ -126,28 +128,34 @@ unsafe fn body<const ALIGNED: bool>(
     let issue = #[inline(always)]
     |step: u32, stage_start: u32| {
         let tile_k = step * TILE_K;
-        seq!(i in 0..4 {
-            let dst = stage_start + a_dst + i * 32 * A_ROW_BYTES;
-            let (gr, gk) = (first_row + a_row + 32 * i, tile_k + a_chunk * 8);
-            if ALIGNED {
-                let valid = gr < m && gk < k;
-                let src = if valid { a_src.wrapping_add(tile_k as usize + (32 * i) as usize * k as usize) } else { a };
-                unsafe { copy_async_16(dst, src, valid) };
-            } else {
-                unsafe { store_shared_16(dst, load8_f16_or_zero(a, m, k, gr, gk)) };
-            }
-        });
-        seq!(i in 0..8 {
-            let dst = stage_start + b_dst + i * 8 * B_ROW_BYTES;
-            let (gr, gc) = (tile_k + b_row + 8 * i, first_col + b_chunk * 8);
-            if ALIGNED {
-                let valid = gr < k && b_col_valid;
-                let src = if valid { b_src.wrapping_add((tile_k + 8 * i) as usize * n as usize) } else { b };
-                unsafe { copy_async_16(dst, src, valid) };
-            } else {
-                unsafe { store_shared_16(dst, load8_f16_or_zero(b, k, n, gr, gc)) };
-            }
-        });
+        {
+            // A: 4 chunks of 8 halves per thread.
+            seq!(i in 0..4 {
+                let dst = stage_start + a_dst + i * 32 * A_ROW_BYTES;
+                let (gr, gk) = (first_row + a_row + 32 * i, tile_k + a_chunk * 8);
+                if ALIGNED {
+                    let valid = gr < m && gk < k;
+                    let src = if valid { a_src.wrapping_add(tile_k as usize + (32 * i) as usize * k as usize) } else { a };
+                    unsafe { copy_async_16(dst, src, valid) };
+                } else {
+                    unsafe { store_shared_16(dst, load8_f16_or_zero(a, m, k, gr, gk)) };
+                }
+            });
+        }
+        {
+            // B: 8 chunks.
+            seq!(i in 0..8 {
+                let dst = stage_start + b_dst + i * 8 * B_ROW_BYTES;
+                let (gr, gc) = (tile_k + b_row + 8 * i, first_col + b_chunk * 8);
+                if ALIGNED {
+                    let valid = gr < k && b_col_valid;
+                    let src = if valid { b_src.wrapping_add((tile_k + 8 * i) as usize * n as usize) } else { b };
+                    unsafe { copy_async_16(dst, src, valid) };
+                } else {
+                    unsafe { store_shared_16(dst, load8_f16_or_zero(b, k, n, gr, gc)) };
+                }
+            });
+        }
     };
 
     let (lane_row, lane_chunk) = (lane % 16, lane / 16);
@@ -201,16 +209,22 @@ unsafe fn body<const ALIGNED: bool>(
     for step in 0..steps {
         let stage = stages_address + read_stage * STAGE_BYTES;
         seq!(kstep in 0..4 {
-            if kstep == 3 {
-                // Step + 1's tiles have landed and everyone is done with the stage step − 1
-                // used: refill it, and start on step + 1's first fragments.
-                wait_async_copies::<{ STAGES - 3 }>();
-                sync_threads();
+            if kstep == 1 {
+                // The stage step − 1 used was last read before the previous barrier: refill
+                // it with step + 3 now, two k-steps before this step's barrier, so that the
+                // copies overlap the math (measured: 2–4% faster than issuing them after the
+                // barrier, and faster than at k-step 0 or 2).
                 let ahead = step + STAGES - 1;
                 if ahead < steps {
                     issue(ahead, stages_address + write_stage * STAGE_BYTES);
                 }
                 commit_async_copies();
+            }
+            if kstep == 3 {
+                // Step + 1's tiles have landed (groups up to step + 3 are committed, so at most
+                // the newest two may still be in flight): start on step + 1's first fragments.
+                wait_async_copies::<{ STAGES - 2 }>();
+                sync_threads();
                 let next_stage = if read_stage + 1 == STAGES { 0 } else { read_stage + 1 };
                 if step + 1 < steps {
                     load(stages_address + next_stage * STAGE_BYTES, 0, &mut a_frag[0], &mut b_frag[0]);
