@@ -26,8 +26,8 @@
 //! shared base address once, rotating stage counters and a fourth stage made it the fastest
 //! rung at large sizes. Deeper tiles (16) or 8×16 thread tiles measured slower here.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.7 TFLOP/s, 84% of cuBLAS, the
-//! best fp32 rung (43.4 TFLOP/s, 84%, at 8192³; at 1000³ 17.7 TFLOP/s where v10 does 11.6).
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 43.1 TFLOP/s, 84% of cuBLAS, the
+//! best fp32 rung (43.4 TFLOP/s, 84%, at 8192³; at 1000³ 17.7 TFLOP/s where v10 does 12.0).
 //!
 //! Launch: 256 threads (1-D), grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped order), 4 stages of
 //! `8·(128 + 4) + 8·128` floats = 33 280 bytes of dynamic shared memory.

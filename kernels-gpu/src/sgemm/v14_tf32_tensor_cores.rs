@@ -20,8 +20,8 @@
 //! 16 + 4 floats long (thread (g, q) reads bank `20g + q mod 32`: all 32 distinct), B rows
 //! 128 + 8 (bank `8q + g`: distinct). v15 solves the same problem by swizzling instead.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 149.2 TFLOP/s, 3.5× v13 but 39% of
-//! cuBLAS in TF32 mode (387 TFLOP/s); 36% at 8192³. What holds it back: 32 scalar shared loads
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 149.4 TFLOP/s, 3.5× v13 but 37% of
+//! cuBLAS in TF32 mode (403 TFLOP/s); 36% at 8192³. What holds it back: 32 scalar shared loads
 //! and 32 `cvt` per 32 `mma`, and `mma.sync` itself (see v15).
 //!
 //! Launch: 128 threads (4 warps, 2 × 2 warp tiles), grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped),

@@ -19,7 +19,7 @@
 //! loaded right before use) reached 43% of cuBLAS: Nsight Compute counted almost four other
 //! instructions per `mma.sync` and long waits on `ldmatrix` results, although `mma.sync` alone
 //! runs at 653 TFLOP/s on this GPU (`docs/results/h100-mma-ceiling`). Three changes took it to
-//! 58–60% at 4096³ and 62% at 8192³:
+//! 62% at 4096³ and 63% at 8192³:
 //! * **register double buffering**: while the warp multiplies k-step `j`, the `ldmatrix` of
 //!   k-step `j + 1` are already in flight into the other half of the fragment registers; the
 //!   block's one barrier per stage sits before the last k-step, so the next stage's first
@@ -29,13 +29,14 @@
 //!   a constant stride per chunk and stage; shapes with k or n not a multiple of 8 take a
 //!   separate, out-of-line path (16-bit loads), so its registers do not crowd the fast path;
 //! * **copies queued early**: a stage's refill is queued after the first k-step of the step
-//!   that follows its last use, not after the next barrier.
+//!   that follows its last use, not after the next barrier;
+//! * **a coalesced epilogue**: results go out through shared memory in 16-byte stores.
 //!
 //! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices); launch order is
 //! grouped.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 436.4 TFLOP/s, **59.8% of cuBLAS
-//! fp16** (730 TFLOP/s in that run; 58.4% against 744 in a second run); 61.7% at 8192³.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 466.6 TFLOP/s, **62.4% of cuBLAS
+//! fp16** (747 TFLOP/s; 61.5% in a separate run); 62.7% at 8192³.
 //!
 //! Launch: 256 threads (8 warps, 2 × 4), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
 //! [`SHARED_BYTES`] (192 KiB) of dynamic shared memory.
@@ -46,6 +47,7 @@ use crate::device::{
     store_f16x2_or_partial, store_shared_16, sync_threads, thread_x, wait_async_copies,
 };
 use crate::tensor_core::{load_matrix_x4, load_matrix_x4_transposed, mma_f16_m16n8k16, pack_f16x2};
+use core::simd::u32x4;
 use seq_macro::seq;
 
 const BLOCK_TILE_M: u32 = 128;
@@ -250,15 +252,51 @@ unsafe fn body<const ALIGNED: bool>(
         };
     }
 
+    if !ALIGNED {
+        seq!(mi in 0..4 {
+            seq!(ni in 0..8 {
+                let row = first_row + warp_row + mi * 16 + group;
+                let col = first_col + warp_col + ni * 8 + 2 * quad;
+                let tile = &acc[mi][ni];
+                unsafe {
+                    store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(tile[0], tile[1]));
+                    store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(tile[2], tile[3]));
+                }
+            });
+        });
+        return;
+    }
+    // Aligned rows: stage the block's 128×256 fp16 results in shared memory (the pipeline's
+    // stages are free once every copy has landed and every warp is past its last fragment
+    // load), then write C in 16-byte pieces, each warp covering two whole 512-byte rows at a
+    // time, instead of 4-byte pairs scattered over eight rows. Rows are padded by 16 bytes so
+    // that the eight rows of one pair store fall in different banks.
+    const STAGED_ROW_BYTES: u32 = BLOCK_TILE_N * 2 + 16;
+    wait_async_copies::<0>();
+    sync_threads();
+    let staging = shared_f32() as *mut u8;
     seq!(mi in 0..4 {
         seq!(ni in 0..8 {
-            let row = first_row + warp_row + mi * 16 + group;
-            let col = first_col + warp_col + ni * 8 + 2 * quad;
+            let row = warp_row + mi * 16 + group;
+            let col = warp_col + ni * 8 + 2 * quad;
             let tile = &acc[mi][ni];
             unsafe {
-                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(tile[0], tile[1]));
-                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(tile[2], tile[3]));
+                let at_pair = staging.add((row * STAGED_ROW_BYTES + col * 2) as usize) as *mut u32;
+                at_pair.write(pack_f16x2(tile[0], tile[1]));
+                at_pair.add(2 * STAGED_ROW_BYTES as usize).write(pack_f16x2(tile[2], tile[3]));
             }
         });
+    });
+    sync_threads();
+    seq!(i in 0..16 {
+        let index = thread + i * 256;
+        let (row, chunk) = (index / 32, index % 32);
+        let (gr, gc) = (first_row + row, first_col + chunk * 8);
+        if gr < m && gc < n {
+            unsafe {
+                let value = (staging.add((row * STAGED_ROW_BYTES + chunk * 16) as usize) as *const u32x4).read();
+                (c.add(at(gr, gc, n)) as *mut u32x4).write(value);
+            }
+        }
     });
 }
