@@ -3,7 +3,10 @@
 # ladder (each rung and each v11 candidate, through the autotuner's search) at aligned and
 # ragged shapes, plus a short randomized sweep. Runs on a GPU machine with the CUDA toolkit.
 #
-#   scripts/sanitize.sh [path/to/sgemm-ladder] [output folder]
+#   scripts/sanitize.sh [path/to/sgemm-ladder] [output folder] [path/to/gpu_dequant_fast]
+#
+# The dequant kernels (decode, expand) are checked by every tool over the test binary's
+# `sanitizer_subset` test (run "dequant"; --kernel-regex kns=dequant_).
 #
 # Writes <output>/sanitizer.md (a summary table) and one log per tool; exits non-zero if any
 # tool reports an error. Only this project's kernels are checked (--kernel-regex kns=gemm_v),
@@ -12,6 +15,7 @@ set -uo pipefail
 
 bin=${1:-.carry/sgemm-ladder}
 out=${2:-sanitizer-report}
+dequant_bin=${3:-.carry/gpu_dequant_fast}
 mkdir -p "$out"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
@@ -34,7 +38,8 @@ status=0
     echo "- Sanitizer: $("$sanitizer" --version | tail -n 1)"
     echo "- Commands: \`scripts/sanitize.sh\`, which runs memcheck, synccheck and initcheck over"
     echo "  \`sgemm-ladder ${ladder_args[*]}\` (run \"ladder\"), and memcheck and racecheck over"
-    echo "  \`sgemm-ladder ${verify_args[*]}\` (run \"verify\")"
+    echo "  \`sgemm-ladder ${verify_args[*]}\` (run \"verify\"), and every tool over"
+    echo "  \`gpu_dequant_fast --ignored --exact sanitizer_subset\` (run \"dequant\", dequant kernels only)"
     echo
     echo "| tool | run | result |"
     echo "|---|---|---|"
@@ -47,13 +52,20 @@ status=0
 # SANITIZER_TOOLS="synccheck initcheck" runs a subset.
 read -r -a tools <<<"${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
 for tool in "${tools[@]}"; do
-    runs=(ladder)
-    if [ "$tool" = memcheck ]; then runs=(ladder verify); fi
-    if [ "$tool" = racecheck ]; then runs=(verify); fi
+    runs=(ladder dequant)
+    if [ "$tool" = memcheck ]; then runs=(ladder verify dequant); fi
+    if [ "$tool" = racecheck ]; then runs=(verify dequant); fi
     for run in "${runs[@]}"; do
-        if [ "$run" = ladder ]; then args=("${ladder_args[@]}"); else args=("${verify_args[@]}"); fi
+        # SANITIZER_RUNS="dequant" (space-separated) limits the runs.
+        if [ -n "${SANITIZER_RUNS:-}" ] && [[ " $SANITIZER_RUNS " != *" $run "* ]]; then continue; fi
         log="$out/$tool-$run.log"
-        "$sanitizer" --tool "$tool" --kernel-regex kns=gemm_v --error-exitcode 99 "$bin" "${args[@]}" >"$log" 2>&1
+        if [ "$run" = dequant ]; then
+            "$sanitizer" --tool "$tool" --kernel-regex kns=dequant_ --error-exitcode 99 \
+                "$dequant_bin" --ignored --exact sanitizer_subset >"$log" 2>&1
+        else
+            if [ "$run" = ladder ]; then args=("${ladder_args[@]}"); else args=("${verify_args[@]}"); fi
+            "$sanitizer" --tool "$tool" --kernel-regex kns=gemm_v --error-exitcode 99 "$bin" "${args[@]}" >"$log" 2>&1
+        fi
         code=$?
         summary=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$log" | tail -n 1)
         if [ "$code" -ne 0 ]; then status=1; fi

@@ -5,8 +5,11 @@ use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use rust_gemm::autotune::{Autotuner, Trial};
 use rust_gemm::bench::{BenchOptions, ReferencePolicy, run_shape};
+use rust_gemm::dequant_bench::{DequantBench, DequantOptions, RandomWeights, WeightCase};
+use rust_gemm::dequant_fast::Path as DequantKernel;
 use rust_gemm::gpu::Gpu;
-use rust_gemm::report::{Record, text_table, write_report};
+use rust_gemm::quant::WeightFormat;
+use rust_gemm::report::{Record, dequant_text_table, text_table, write_report};
 use rust_gemm::sweep::{all_kernels, check_shape, random_shapes};
 use rust_gemm::{GemmShape, PTX, RUNGS, Rung};
 use std::path::PathBuf;
@@ -35,15 +38,15 @@ struct Cli {
     rungs: Vec<String>,
 
     /// Timed launches per rung and shape; the median is reported.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..), global = true)]
     reps: u32,
 
     /// Untimed warm-up launches before timing.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, global = true)]
     warmup: u32,
 
     /// Seed of the random inputs (printed, so a run can be repeated); random by default.
-    #[arg(long)]
+    #[arg(long, global = true)]
     seed: Option<u64>,
 
     /// Reference product: the f64 CPU product, cuBLAS, or auto (CPU unless it would take
@@ -52,7 +55,7 @@ struct Cli {
     reference: Reference,
 
     /// Folder for results.json and results.md.
-    #[arg(long, default_value = "report")]
+    #[arg(long, default_value = "report", global = true)]
     report_dir: PathBuf,
 
     /// Autotuned rungs (v11): search again and print every candidate's time, even for shapes
@@ -84,9 +87,42 @@ enum Command {
         /// Largest dimension drawn.
         #[arg(long, default_value_t = 600)]
         max_dim: usize,
-        /// Seed of shapes and inputs; random by default.
+    },
+    /// The dequant GEMM (fp16 activations × low-bit weights): verifies and times the fast
+    /// kernels against cuBLAS fp16 at the same shape, and adds the records to
+    /// <report-dir>/results.json (replacing earlier ones of the same kernel, format and shape).
+    /// --reps, --warmup, --seed and --report-dir apply here too.
+    Dequant {
+        /// Weight formats, comma-separated: u1–u8, i2–i8, eXmY (e2m1, e4m3...), f16.
+        #[arg(long, value_delimiter = ',', default_value = "u4")]
+        format: Vec<String>,
+        /// Rows of k per scale: a number, or `per-channel`.
+        #[arg(long, default_value = "128")]
+        group: String,
+        /// Per-group zero points (unsigned formats).
         #[arg(long)]
-        seed: Option<u64>,
+        zero_points: bool,
+        /// Rows of A (batch), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1,4,8,16")]
+        m: Vec<usize>,
+        /// Reduction length.
+        #[arg(long, default_value_t = 8192)]
+        k: usize,
+        /// Columns of W and C.
+        #[arg(long, default_value_t = 57344)]
+        n: usize,
+        /// Decode kernel blocks, each taking an equal share of the work (default: two per SM).
+        #[arg(long)]
+        blocks: Option<usize>,
+        /// Kernel: decode, prefill, or auto (decode for m ≤ 16).
+        #[arg(long, value_enum, default_value_t = DequantPath::Auto)]
+        path: DequantPath,
+        /// The full sweep: every width u1–u8 (group 128), i4, u4 with zero points and with
+        /// groups 32/64/per-channel, e2m1/e3m2/e2m3/e4m3/e5m2, f16; at k×n = 8192×57344 (the
+        /// Tilus paper's shape), 4096×14336 and 14336×4096 (a Llama-3-8B MLP's up and down
+        /// projections); m = 1, 4, 8, 16, 4096. Overrides the options above.
+        #[arg(long)]
+        sweep: bool,
     },
     /// Rebuild results.json, results.md and the plots in --report-dir from one or more
     /// results.json files, merged in the order given; where files repeat a rung at a shape, the
@@ -99,6 +135,13 @@ enum Command {
         #[arg(long)]
         command: String,
     },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DequantPath {
+    Auto,
+    Decode,
+    Prefill,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -134,12 +177,14 @@ fn run(cli: Cli) -> Result<bool> {
         return Ok(true);
     }
     match &cli.command {
-        Some(Command::Verify {
-            count,
-            max_dim,
-            seed,
-        }) => {
-            return verify(*count, *max_dim, seed.unwrap_or_else(rand_seed), &cli.rungs);
+        Some(Command::Verify { count, max_dim }) => {
+            // --seed: the seed of shapes and inputs.
+            return verify(
+                *count,
+                *max_dim,
+                cli.seed.unwrap_or_else(rand_seed),
+                &cli.rungs,
+            );
         }
         Some(Command::Report { from, command }) => {
             let mut records: Vec<Record> = Vec::new();
@@ -153,7 +198,7 @@ fn run(cli: Cli) -> Result<bool> {
             // Files of overlapping runs: keep the first record of each rung and shape.
             let before = records.len();
             let mut seen = std::collections::HashSet::new();
-            records.retain(|r| seen.insert((r.rung.clone(), r.m, r.n, r.k)));
+            records.retain(|r| seen.insert(r.key()));
             if records.len() < before {
                 println!(
                     "report: {} repeated records (same rung and shape as an earlier one) left out",
@@ -170,6 +215,45 @@ fn run(cli: Cli) -> Result<bool> {
                 cli.report_dir.display()
             );
             return Ok(true);
+        }
+        Some(Command::Dequant {
+            format,
+            group,
+            zero_points,
+            m,
+            k,
+            n,
+            blocks,
+            path,
+            sweep,
+        }) => {
+            let cases = if *sweep {
+                sweep_cases()?
+            } else {
+                let mut cases = Vec::new();
+                for f in format {
+                    let format: WeightFormat = f.parse()?;
+                    let group = match group.as_str() {
+                        "per-channel" | "k" => *k,
+                        g => g.parse().with_context(|| format!("--group {g}"))?,
+                    };
+                    let case = WeightCase {
+                        format,
+                        group,
+                        zero_points: *zero_points,
+                        k: *k,
+                        n: *n,
+                    };
+                    cases.push((case, m.clone()));
+                }
+                cases
+            };
+            let path = match path {
+                DequantPath::Auto => None,
+                DequantPath::Decode => Some(DequantKernel::Decode),
+                DequantPath::Prefill => Some(DequantKernel::Prefill),
+            };
+            return dequant(&cli, &cases, *blocks, path);
         }
         None => {}
     }
@@ -248,6 +332,130 @@ fn run(cli: Cli) -> Result<bool> {
         .iter()
         .filter(|r| r.failed())
         .map(|r| format!("{} at {}×{}×{}", r.rung, r.m, r.n, r.k))
+        .collect();
+    if !failed.is_empty() {
+        eprintln!(
+            "sgemm-ladder: verification FAILED for {}",
+            failed.join(", ")
+        );
+    }
+    Ok(failed.is_empty())
+}
+
+/// The `dequant --sweep` cases, each with its rows.
+fn sweep_cases() -> Result<Vec<(WeightCase, Vec<usize>)>> {
+    let mut formats: Vec<(WeightFormat, usize, bool)> = (1..=8)
+        .map(|b| (WeightFormat::Unsigned(b), 128, false))
+        .collect();
+    formats.push((WeightFormat::Signed(4), 128, false));
+    formats.push((WeightFormat::Unsigned(4), 128, true));
+    formats.push((WeightFormat::Unsigned(4), 32, false));
+    formats.push((WeightFormat::Unsigned(4), 64, false));
+    formats.push((WeightFormat::Unsigned(4), 0, false));
+    for f in ["e2m1", "e3m2", "e2m3", "e4m3", "e5m2"] {
+        formats.push((f.parse()?, 128, false));
+    }
+    formats.push((WeightFormat::F16, 0, false));
+    let mut cases = Vec::new();
+    for (k, n) in [(8192, 57344), (4096, 14336), (14336, 4096)] {
+        for &(format, group, zero_points) in &formats {
+            let group = if group == 0 { k } else { group };
+            let case = WeightCase {
+                format,
+                group,
+                zero_points,
+                k,
+                n,
+            };
+            cases.push((case, vec![1, 4, 8, 16, 4096]));
+        }
+    }
+    Ok(cases)
+}
+
+/// `dequant`: returns whether every case passed verification.
+fn dequant(
+    cli: &Cli,
+    cases: &[(WeightCase, Vec<usize>)],
+    blocks: Option<usize>,
+    path: Option<DequantKernel>,
+) -> Result<bool> {
+    let seed = cli.seed.unwrap_or_else(rand_seed);
+    let gpu = Gpu::new(PTX)?;
+    let mut bench = DequantBench::new(&gpu)?;
+    println!(
+        "device: {}, seed {seed}, device-to-device copy bandwidth {:.0} GB/s",
+        gpu.info().name,
+        bench.copy_gbs
+    );
+    let options = DequantOptions {
+        warmup: cli.warmup as usize,
+        reps: cli.reps as usize,
+        blocks,
+        path,
+        seed,
+    };
+    let mut records: Vec<Record> = Vec::new();
+    for (i, (case, rows)) in cases.iter().enumerate() {
+        let weights = RandomWeights::new(*case, seed.wrapping_add(i as u64))?;
+        let new = bench.run(&weights, rows, &options).with_context(|| {
+            format!(
+                "{} group {} at k={} n={}",
+                case.format, case.group, case.k, case.n
+            )
+        })?;
+        for r in &new {
+            let d = r.dequant.as_ref().expect("dequant record");
+            println!(
+                "  {:<16} {:<5}{:<4} g{:<6} {:>5}×{}×{}  {:>9.1} µs  cuBLAS fp16 {:>9.1} µs  {:>5.2}× (ideal {:.2}×)  {:>5.0} GB/s  blocks {:<3} rel error {:.2e}  {}",
+                r.rung,
+                d.format,
+                if d.zero_points { "+zp" } else { "" },
+                d.group,
+                r.m,
+                r.n,
+                r.k,
+                d.time_us,
+                d.reference_us,
+                d.speedup,
+                d.ideal_speedup,
+                d.bandwidth_gbs,
+                d.blocks,
+                r.rel_error.unwrap_or(f64::NAN),
+                r.verdict()
+            );
+        }
+        records.extend(new);
+    }
+    println!("\n{}", dequant_text_table(&records));
+    // Keep the folder's other records (the ladder's, other formats'), replacing repeats.
+    let results = cli.report_dir.join("results.json");
+    let mut all: Vec<Record> = match std::fs::read_to_string(&results) {
+        Ok(text) => serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a results.json", results.display()))?,
+        Err(_) => Vec::new(),
+    };
+    let keys: std::collections::HashSet<_> = records.iter().map(Record::key).collect();
+    all.retain(|r| !keys.contains(&r.key()));
+    all.extend(records.iter().cloned());
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    write_report(&cli.report_dir, &all, &command, &gpu.info().name)
+        .with_context(|| format!("writing the report to {}", cli.report_dir.display()))?;
+    println!(
+        "report written to {}/results.{{json,md}} and {}",
+        cli.report_dir.display(),
+        rust_gemm::report::DEQUANT_PLOT
+    );
+    let failed: Vec<String> = records
+        .iter()
+        .filter(|r| r.failed())
+        .map(|r| {
+            let d = r.dequant.as_ref().expect("dequant record");
+            format!(
+                "{} {} g{} at {}×{}×{}",
+                r.rung, d.format, d.group, r.m, r.n, r.k
+            )
+        })
         .collect();
     if !failed.is_empty() {
         eprintln!(

@@ -161,3 +161,37 @@ fn no_gpu_gives_one_clear_line() {
     assert!(stdout.trim().is_empty(), "nothing on stdout:\n{stdout}");
     assert_no_panic(&stdout, &stderr);
 }
+
+#[test]
+fn dequant_refuses_bad_formats_and_groups_before_any_gpu_work() {
+    for (args, expected) in [
+        (&["dequant", "--format", "u9"][..], "u9"),
+        (&["dequant", "--format", "e9m2"][..], "e9m2"),
+        (&["dequant", "--group", "twelve"][..], "--group twelve"),
+    ] {
+        let output = ladder(args);
+        let (stdout, stderr) = text(&output);
+        assert_no_panic(&stdout, &stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn dequant_help_names_the_sweep_and_the_shape_options() {
+    let output = ladder(&["dequant", "--help"]);
+    let (stdout, _) = text(&output);
+    for option in [
+        "--format",
+        "--group",
+        "--zero-points",
+        "--m",
+        "--k",
+        "--n",
+        "--sweep",
+        "--blocks",
+        "--path",
+    ] {
+        assert!(stdout.contains(option), "{option} missing from:\n{stdout}");
+    }
+}

@@ -428,6 +428,19 @@ impl Gpu {
         Ok(())
     }
 
+    /// Fails with [`GemmError::OutOfDeviceMemory`] unless `bytes` more fit on the device.
+    pub(crate) fn ensure_room_for(&self, bytes: usize) -> Result<(), GemmError> {
+        self.ensure_room(bytes)
+    }
+
+    /// The device address of `buffer`, for kernels that take raw pointers (or null).
+    pub(crate) fn device_address<T: cudarc::driver::DeviceRepr>(
+        &self,
+        buffer: &CudaSlice<T>,
+    ) -> u64 {
+        self.address(buffer)
+    }
+
     fn address<T: cudarc::driver::DeviceRepr>(&self, buffer: &CudaSlice<T>) -> u64 {
         let (ptr, _sync) = buffer.device_ptr(&self.stream);
         ptr

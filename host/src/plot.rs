@@ -145,3 +145,115 @@ pub fn write_plot(
     root.present().map_err(err)?;
     Ok(true)
 }
+
+/// Draws the dequant GEMM's speedup over cuBLAS fp16 against the weights' bit width: one line
+/// per shape and m for the unsigned formats with the most common group (and fp16 weights at 16
+/// bits), and dashed, per shape, the ideal speedup at the same bandwidth. Returns `Ok(false)`
+/// when fewer than two widths were measured.
+pub fn write_dequant_plot(path: &Path, records: &[Record], device: &str) -> Result<bool, String> {
+    // (n, k, m) → (bits → speedup); (n, k) → (bits → ideal).
+    let mut measured: BTreeMap<(usize, usize, usize), BTreeMap<u32, f64>> = BTreeMap::new();
+    let mut ideal: BTreeMap<(usize, usize), BTreeMap<u32, f64>> = BTreeMap::new();
+    let mut groups: BTreeMap<usize, usize> = BTreeMap::new();
+    for r in records {
+        if let Some(d) = &r.dequant
+            && d.format.starts_with('u')
+            && !d.zero_points
+        {
+            *groups.entry(d.group).or_default() += 1;
+        }
+    }
+    let Some((&group, _)) = groups.iter().max_by_key(|(_, count)| **count) else {
+        return Ok(false);
+    };
+    for r in records {
+        let Some(d) = &r.dequant else { continue };
+        let bits = match d.format.as_str() {
+            "f16" => 16,
+            f if f.starts_with('u') && !d.zero_points && d.group == group => {
+                match f[1..].parse::<u32>() {
+                    Ok(b) => b,
+                    Err(_) => continue,
+                }
+            }
+            _ => continue,
+        };
+        if r.m > 16 {
+            continue;
+        }
+        measured
+            .entry((r.n, r.k, r.m))
+            .or_default()
+            .insert(bits, d.speedup);
+        ideal
+            .entry((r.n, r.k))
+            .or_default()
+            .insert(bits, d.ideal_speedup);
+    }
+    if measured.values().all(|series| series.len() < 2) {
+        return Ok(false);
+    }
+    let top = measured
+        .values()
+        .chain(ideal.values())
+        .flat_map(|s| s.values())
+        .fold(1.0f64, |a, &b| a.max(b))
+        * 1.1;
+    let root = SVGBackend::new(path, (1000, 650)).into_drawing_area();
+    let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    root.fill(&WHITE).map_err(err)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Dequant GEMM (u1–u8, group {group}; f16 at 16) vs cuBLAS fp16, {device}"),
+            ("sans-serif", 22),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.5f64..16.5, 0.0..top)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("bits per weight")
+        .y_desc("speedup over cuBLAS fp16")
+        .x_labels(17)
+        .draw()
+        .map_err(err)?;
+    for (i, (&(n, k), series)) in ideal.iter().enumerate() {
+        let color = COLORS[(3 * i) % COLORS.len()];
+        let points: Vec<(f64, f64)> = series.iter().map(|(&b, &s)| (b as f64, s)).collect();
+        chart
+            .draw_series(DashedLineSeries::new(
+                points,
+                6,
+                4,
+                color.mix(0.6).stroke_width(1),
+            ))
+            .map_err(err)?
+            .label(format!("ideal, k={k} n={n}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.mix(0.6)));
+    }
+    let shapes: Vec<(usize, usize)> = ideal.keys().copied().collect();
+    for (j, (&(n, k, m), series)) in measured.iter().enumerate() {
+        let shape_index = shapes.iter().position(|&s| s == (n, k)).unwrap_or(0);
+        let color = COLORS[(3 * shape_index + 1 + j % 2) % COLORS.len()];
+        let points: Vec<(f64, f64)> = series.iter().map(|(&b, &s)| (b as f64, s)).collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(format!("m={m}, k={k} n={n}"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart
+            .draw_series(points.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(true)
+}

@@ -51,6 +51,46 @@ pub struct Record {
     /// tensor-core rungs have none and read as `fp32`).
     #[serde(default = "fp32_label")]
     pub precision: String,
+    /// Dequant GEMM records only: the weight format and what the benchmark measured.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub dequant: Option<DequantInfo>,
+}
+
+/// What a dequant GEMM record adds to a ladder record (its `precision` is `dequant`; time,
+/// GFLOP/s, cuBLAS fp16's rate and the verification are in the common fields).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DequantInfo {
+    /// Weight format (`u4`, `i8`, `e2m1`, `f16`...).
+    pub format: String,
+    /// Rows of k per scale (k itself for per-channel scales and fp16 weights).
+    pub group: usize,
+    /// Unsigned formats with per-group zero points.
+    pub zero_points: bool,
+    /// Median time, microseconds.
+    pub time_us: f64,
+    /// cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) at the same shape, microseconds.
+    pub reference_us: f64,
+    /// `reference_us / time_us`.
+    pub speedup: f64,
+    /// Bytes the kernel must move (packed weights, scales, zero points, A, C).
+    pub bytes: usize,
+    /// `bytes / time`, GB/s.
+    pub bandwidth_gbs: f64,
+    /// `bandwidth_gbs` as a share of the measured device-to-device copy bandwidth.
+    pub bandwidth_share: f64,
+    /// The speedup over fp16 weights if both ran at the same bandwidth: the fp16 product's
+    /// bytes over these.
+    pub ideal_speedup: f64,
+    /// Blocks of the decode kernel (0 for prefill).
+    pub blocks: usize,
+    /// Relative Frobenius error against the CPU product with the weights *not* rounded to fp16
+    /// (the verified `rel_error` is against the weights rounded to fp16, as the kernel uses them).
+    pub rel_error_unrounded: f64,
+    /// Output elements compared with the CPU (a sample of rows and columns at large shapes).
+    pub checked_elements: usize,
+    /// Prefill only: the expansion to fp16 alone, microseconds (the rest is the GEMM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expand_us: Option<f64>,
 }
 
 fn fp32_label() -> String {
@@ -87,7 +127,17 @@ impl Record {
             seed,
             reps,
             precision: fp32_label(),
+            dequant: None,
         }
+    }
+
+    /// What identifies a measurement: rung, shape, and for dequant records the format, group
+    /// and zero points.
+    pub fn key(&self) -> (String, usize, usize, usize, String) {
+        let variant = self.dequant.as_ref().map_or(String::new(), |d| {
+            format!("{} g{} z{}", d.format, d.group, d.zero_points)
+        });
+        (self.rung.clone(), self.m, self.n, self.k, variant)
     }
 
     /// Stores the outcome of verification.
@@ -165,6 +215,12 @@ fn cells(r: &Record) -> [String; 10] {
 
 /// The results as an aligned plain-text table, with the reasons for skipped rungs below it.
 pub fn text_table(records: &[Record]) -> String {
+    let (ladder, dequant): (Vec<Record>, Vec<Record>) =
+        records.iter().cloned().partition(|r| r.dequant.is_none());
+    if ladder.is_empty() && !dequant.is_empty() {
+        return dequant_text_table(&dequant);
+    }
+    let records = &ladder[..];
     let rows: Vec<[String; 10]> = records.iter().map(cells).collect();
     let mut widths = HEADERS.map(|h| h.chars().count());
     for row in &rows {
@@ -185,11 +241,109 @@ pub fn text_table(records: &[Record]) -> String {
     for row in &rows {
         out += &line(row);
     }
-    out + &skip_notes(records)
+    let mut out = out + &skip_notes(records);
+    if !dequant.is_empty() {
+        out += "\n";
+        out += &dequant_text_table(&dequant);
+    }
+    out
+}
+
+const DEQUANT_HEADERS: [&str; 13] = [
+    "kernel",
+    "format",
+    "group",
+    "M×N×K",
+    "blocks",
+    "time (µs)",
+    "cuBLAS fp16 (µs)",
+    "speedup",
+    "ideal",
+    "GB/s",
+    "% of copy BW",
+    "rel error",
+    "check",
+];
+
+fn dequant_cells(r: &Record) -> [String; 13] {
+    let d = r.dequant.as_ref().expect("a dequant record");
+    let zero = if d.zero_points { "+zp" } else { "" };
+    let group = if d.group >= r.k {
+        "per-channel".to_string()
+    } else {
+        d.group.to_string()
+    };
+    [
+        r.rung.clone(),
+        format!("{}{zero}", d.format),
+        group,
+        format!("{}×{}×{}", r.m, r.n, r.k),
+        if d.blocks == 0 {
+            "-".to_string()
+        } else {
+            d.blocks.to_string()
+        },
+        format!("{:.1}", d.time_us),
+        format!("{:.1}", d.reference_us),
+        format!("{:.2}×", d.speedup),
+        format!("{:.2}×", d.ideal_speedup),
+        format!("{:.0}", d.bandwidth_gbs),
+        format!("{:.1}", 100.0 * d.bandwidth_share),
+        r.rel_error.map_or("-".to_string(), |e| format!("{e:.2e}")),
+        r.verdict().to_string(),
+    ]
+}
+
+/// The dequant records as an aligned plain-text table.
+pub fn dequant_text_table(records: &[Record]) -> String {
+    let rows: Vec<[String; 13]> = records
+        .iter()
+        .filter(|r| r.dequant.is_some())
+        .map(dequant_cells)
+        .collect();
+    let mut widths = DEQUANT_HEADERS.map(|h| h.chars().count());
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        padded.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(&DEQUANT_HEADERS.map(String::from));
+    out += &line(&widths.map(|w| "-".repeat(w)));
+    for row in &rows {
+        out += &line(row);
+    }
+    out
+}
+
+/// The dequant records as a GitHub Markdown table.
+pub fn dequant_markdown_table(records: &[Record]) -> String {
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        DEQUANT_HEADERS.join(" | "),
+        "---|".repeat(DEQUANT_HEADERS.len())
+    );
+    for r in records.iter().filter(|r| r.dequant.is_some()) {
+        out += &format!("| {} |\n", dequant_cells(r).join(" | "));
+    }
+    out
 }
 
 /// The results as a GitHub Markdown table, with the reasons for skipped rungs below it.
 pub fn markdown_table(records: &[Record]) -> String {
+    let ladder: Vec<Record> = records
+        .iter()
+        .filter(|r| r.dequant.is_none())
+        .cloned()
+        .collect();
+    let records = &ladder[..];
     let mut out = format!(
         "| {} |\n|{}\n",
         HEADERS.join(" | "),
@@ -215,9 +369,13 @@ fn skip_notes(records: &[Record]) -> String {
     out
 }
 
+/// File name of the dequant plot in a report folder.
+pub const DEQUANT_PLOT: &str = "plot-dequant.svg";
+
 /// Writes `results.json` (an array of records), `plot.svg` (GFLOP/s against size, when at least
 /// two square sizes were measured) and `results.md` (the command, the device, the plot and the
-/// table) into `dir`, creating it if needed.
+/// table) into `dir`, creating it if needed. Dequant GEMM records get their own table and
+/// plot ([`DEQUANT_PLOT`]).
 pub fn write_report(
     dir: &Path,
     records: &[Record],
@@ -240,10 +398,33 @@ pub fn write_report(
             plot.push_str(&format!("![{title}: TFLOP/s against size]({file})\n\n"));
         }
     }
-    let markdown = format!(
-        "# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs.\n\n{plot}{}",
-        markdown_table(records)
-    );
+    let ladder: Vec<&Record> = records.iter().filter(|r| r.dequant.is_none()).collect();
+    let dequant: Vec<Record> = records
+        .iter()
+        .filter(|r| r.dequant.is_some())
+        .cloned()
+        .collect();
+    let mut markdown =
+        format!("# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n");
+    if !ladder.is_empty() {
+        markdown += &format!(
+            "- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs.\n\n{plot}{}",
+            markdown_table(records)
+        );
+    }
+    if !dequant.is_empty() {
+        let plotted = crate::plot::write_dequant_plot(&dir.join(DEQUANT_PLOT), &dequant, device)
+            .map_err(std::io::Error::other)?;
+        let figure = if plotted {
+            format!("![speedup over cuBLAS fp16 against bit width]({DEQUANT_PLOT})\n\n")
+        } else {
+            String::new()
+        };
+        markdown += &format!(
+            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up, the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape.\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights rounded to fp16 (what the tensor cores take); at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error.\n\n{figure}{}",
+            dequant_markdown_table(&dequant)
+        );
+    }
     std::fs::write(dir.join("results.md"), markdown)
 }
 
@@ -312,6 +493,74 @@ mod tests {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.0);
         }
+    }
+
+    fn dequant_record() -> Record {
+        let s = shape(16, 57344, 8192);
+        let mut r = Record::new("dequant-decode", "decode", &s, "Test GPU", 3, 15);
+        r.precision = "dequant".to_string();
+        r.set_verification(&verification(true, 2e-4));
+        r.set_time(0.1, &s);
+        r.set_reference_time(0.3);
+        r.dequant = Some(DequantInfo {
+            format: "u4".to_string(),
+            group: 128,
+            zero_points: false,
+            time_us: 100.0,
+            reference_us: 300.0,
+            speedup: 3.0,
+            bytes: 240_000_000,
+            bandwidth_gbs: 2400.0,
+            bandwidth_share: 0.8,
+            ideal_speedup: 3.9,
+            blocks: 224,
+            rel_error_unrounded: 3e-4,
+            checked_elements: 8192,
+            expand_us: None,
+        });
+        r
+    }
+
+    #[test]
+    fn dequant_records_round_trip_flat_and_old_records_still_parse() {
+        let r = dequant_record();
+        let json = serde_json::to_value(&r).unwrap();
+        // The dequant fields sit beside the common ones, as the results file promises.
+        for field in [
+            "format",
+            "group",
+            "time_us",
+            "reference_us",
+            "bandwidth_gbs",
+            "rel_error",
+            "passed",
+            "device",
+            "m",
+            "n",
+            "k",
+        ] {
+            assert!(json.get(field).is_some(), "{field} missing from {json}");
+        }
+        let back: Record = serde_json::from_value(json).unwrap();
+        assert_eq!(back, r);
+        let ladder = sample_records().remove(1);
+        let text = serde_json::to_string(&ladder).unwrap();
+        assert!(!text.contains("time_us"));
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.dequant, None);
+    }
+
+    #[test]
+    fn dequant_records_get_their_own_table_and_key() {
+        let records = vec![sample_records().remove(1), dequant_record()];
+        let text = text_table(&records);
+        assert!(text.contains("cuBLAS fp16 (µs)") && text.contains("u4"));
+        assert_ne!(records[0].key(), records[1].key());
+        let markdown = markdown_table(&records);
+        assert!(
+            !markdown.contains("dequant-decode"),
+            "the ladder table skips dequant records"
+        );
     }
 
     #[test]

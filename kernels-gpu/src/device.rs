@@ -31,6 +31,12 @@ pub fn block_y() -> u32 {
     unsafe { nvptx::_block_idx_y() }
 }
 
+/// `blockIdx.z`.
+#[inline(always)]
+pub fn block_z() -> u32 {
+    unsafe { nvptx::_block_idx_z() }
+}
+
 /// `blockDim.x`.
 #[inline(always)]
 pub fn block_dim_x() -> u32 {
@@ -354,4 +360,67 @@ pub unsafe fn store_shared_16(dst: u32, value: [u32; 4]) {
             options(nostack),
         )
     };
+}
+
+/// 16 bytes from the shared-memory address `dst` (16-byte aligned) with one `ld.shared.v4.b32`.
+#[inline(always)]
+pub unsafe fn load_shared_16(src: u32) -> [u32; 4] {
+    let (v0, v1, v2, v3): (u32, u32, u32, u32);
+    unsafe {
+        core::arch::asm!(
+            "ld.shared.v4.b32 {{{v0}, {v1}, {v2}, {v3}}}, [{src}];",
+            src = in(reg32) src,
+            v0 = out(reg32) v0,
+            v1 = out(reg32) v1,
+            v2 = out(reg32) v2,
+            v3 = out(reg32) v3,
+            options(readonly, nostack),
+        )
+    };
+    [v0, v1, v2, v3]
+}
+
+/// The 16-bit value at the shared-memory address `src`, zero-extended.
+#[inline(always)]
+pub unsafe fn load_shared_u16(src: u32) -> u32 {
+    let value: u32;
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .b16 h; ld.shared.b16 h, [{src}]; cvt.u32.u16 {value}, h; }}",
+            src = in(reg32) src,
+            value = out(reg32) value,
+            options(readonly, nostack),
+        )
+    };
+    value
+}
+
+/// Stores the 16-bit value `value` at the shared-memory address `dst`.
+#[inline(always)]
+pub unsafe fn store_shared_u16(dst: u32, value: u32) {
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .b16 h; cvt.u16.u32 h, {value}; st.shared.b16 [{dst}], h; }}",
+            dst = in(reg32) dst,
+            value = in(reg32) value,
+            options(nostack),
+        )
+    };
+}
+
+/// Bytes of dynamic shared memory this launch was given (`%dynamic_smem_size`).
+#[inline(always)]
+pub fn dynamic_shared_bytes() -> u32 {
+    let bytes: u32;
+    unsafe {
+        core::arch::asm!("mov.u32 {b}, %dynamic_smem_size;", b = out(reg32) bytes,
+            options(pure, nomem, nostack))
+    };
+    bytes
+}
+
+/// Stops the whole grid: the host sees a launch error instead of a wrong answer.
+#[inline(always)]
+pub fn trap() -> ! {
+    unsafe { nvptx::trap() }
 }

@@ -1,0 +1,624 @@
+//! # Dequant GEMM for decode: streaming pre-packed low-bit weights through tensor cores
+//!
+//! **Idea.** At decode batch sizes (m = 1–16) `C = A · dequant(W)` is a matrix-vector product in
+//! disguise: every weight is used by at most 16 rows of A, so the kernel's time is the time to
+//! read W. Reading 4-bit weights instead of fp16 moves a quarter of the bytes; the whole design
+//! is about turning those fewer bytes into the same fp16 tensor-core product without spending
+//! more time on anything else:
+//! * **pre-packed weights** ([`super::packed`]): each lane's bytes for one chunk are contiguous
+//!   16-byte words, read with 128-bit copies, already in the order of its `mma` B fragments;
+//! * **in-register conversion**: one shift and one `lop3` per plane put two codes in the two
+//!   halves of a register; integers become fp16 by OR-ing the exponent of 1024, then one
+//!   `sub.f16x2` and one `mul.f16x2` apply zero point and scale to both weights;
+//! * **tensor cores**: `mma.sync.m16n8k16` with A's fragments from shared memory (`ldmatrix`,
+//!   16 rows with rows past m zero), fp32 accumulation;
+//! * **`cp.async` pipeline**: A, weights, scales (and zero points) of the next chunks are in
+//!   flight while the current one is decoded, `STAGES` chunks deep;
+//! * **stream-K split**: the work is a sequence of *units* (one chunk of k of one 16 × 256
+//!   output tile), and each block takes an equal, contiguous share of it, so every SM gets the
+//!   same number of chunks whatever the shape (with one block per tile, 224 tiles on 132 SMs
+//!   would leave most SMs with two tiles and the rest with one). A tile whose units fall to
+//!   several blocks is split along k: each adds its partial sums into an fp32 workspace with
+//!   `red.add`, and the last to finish (counted with an atomic) converts the sum to fp16 and
+//!   zeroes the workspace for the next call.
+//!
+//! Launch: 256 threads (8 warps × 32 columns), a 1-D grid of any size up to the number of
+//! units (the host launches two blocks per SM, what fits at a time), [`shared_bytes`]`(bits)`
+//! of dynamic shared memory. A is `m × k_pad` fp16 (zeros past k).
+
+use super::packed::{
+    BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, NINE_SIXTY, PairConstants, WARP_COLUMNS, WARPS,
+    WIDE_FLOAT, chunk_k, chunk_k_tiles, decode_pair, loads, sub_f16x2,
+};
+use crate::device::{
+    block_x, commit_async_copies, copy_async_16, dynamic_shared_bytes, grid_dim_x, load_shared_16,
+    load_shared_u16, shared_address, shared_f32, store_f16x2_or_partial, sync_threads, thread_x,
+    trap, wait_async_copies,
+};
+use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
+use seq_macro::seq;
+
+/// Rows of A per block (one m16 tile).
+const TILE_M: u32 = 16;
+/// Bytes reserved per stage for the scales (and again for the offsets): up to 4 groups per chunk.
+const GROUP_BYTES: u32 = 4 * BLOCK_COLUMNS * 2;
+/// Bytes after the stages for the block's flag (is this block the last of a tile?).
+pub const FLAG_BYTES: u32 = 16;
+
+/// Bytes of one pipeline stage: A's chunk, the block's weights, scales and offsets.
+pub const fn stage_bytes(bits: u32) -> u32 {
+    TILE_M * chunk_k(bits) * 2 + WARPS * loads(bits) * 512 + 2 * GROUP_BYTES
+}
+
+/// Pipeline depth: as many stages as fit in 96 KiB (two blocks per SM), 2 to 8.
+pub const fn stages(bits: u32) -> u32 {
+    let fit = 96 * 1024 / stage_bytes(bits);
+    if fit < 2 {
+        2
+    } else if fit > 8 {
+        8
+    } else {
+        fit
+    }
+}
+
+/// Dynamic shared memory of one block.
+pub const fn shared_bytes(bits: u32) -> u32 {
+    stages(bits) * stage_bytes(bits) + FLAG_BYTES
+}
+
+/// Byte offset of 16-byte piece `piece` of row `row` in A's stage tile (rows of `2·chunk_k`
+/// bytes): pieces are XOR-swizzled within each 128-byte line (or within the row, when it is
+/// shorter) so that the 8 rows one `ldmatrix` matrix spans fall into different banks.
+#[inline(always)]
+fn a_offset(row: u32, piece: u32, pieces_per_row: u32) -> u32 {
+    let period = if pieces_per_row < 8 {
+        pieces_per_row
+    } else {
+        8
+    };
+    row * pieces_per_row * 16 + (piece ^ (row % period)) * 16
+}
+
+/// The kernel's scalar arguments.
+#[derive(Clone, Copy)]
+pub struct Shape {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of C.
+    pub n: u32,
+    /// Blocks of 256 columns (`n_pad / 256`).
+    pub column_blocks: u32,
+    /// Chunks along k (`k_pad / chunk_k`).
+    pub k_chunks: u32,
+    /// Rows of k per scale.
+    pub group: u32,
+}
+
+/// The first unit of work (tile-major, chunk-minor) of block `block` of `blocks`, out of `units`.
+#[inline(always)]
+fn first_unit(block: u32, blocks: u32, units: u32) -> u32 {
+    (block as u64 * units as u64 / blocks as u64) as u32
+}
+
+/// The block whose share holds unit `unit`.
+#[inline(always)]
+fn owner(unit: u32, blocks: u32, units: u32) -> u32 {
+    (((unit as u64 + 1) * blocks as u64).div_ceil(units as u64) - 1) as u32
+}
+
+/// Where a copy or a computation is in the block's share: output tile (m tile, column block)
+/// and chunk of k, advanced one chunk at a time without divisions.
+#[derive(Clone, Copy)]
+struct Cursor {
+    m_tile: u32,
+    column_block: u32,
+    chunk: u32,
+}
+
+impl Cursor {
+    fn at(unit: u32, shape: &Shape) -> Cursor {
+        let tile = unit / shape.k_chunks;
+        Cursor {
+            m_tile: tile / shape.column_blocks,
+            column_block: tile % shape.column_blocks,
+            chunk: unit % shape.k_chunks,
+        }
+    }
+
+    /// Moves to the next chunk; returns whether that starts a new tile.
+    #[inline(always)]
+    fn advance(&mut self, shape: &Shape) -> bool {
+        self.chunk += 1;
+        if self.chunk < shape.k_chunks {
+            return false;
+        }
+        self.chunk = 0;
+        self.column_block += 1;
+        if self.column_block == shape.column_blocks {
+            self.column_block = 0;
+            self.m_tile += 1;
+        }
+        true
+    }
+}
+
+/// The decode dequant-GEMM, one instance per (bits, decoder kind): dispatches to a body for
+/// one group per chunk (groups of at least `chunk_k` rows, or per-channel), whose k-tile loop
+/// loads its scales once, and a body for several (groups of 32 or 64 rows). Both keep the
+/// k-tile loop free of branches, so the compiler can overlap the `ldmatrix`, conversions and
+/// `mma` of consecutive k-tiles.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
+    a: *const u16,
+    weights: *const u8,
+    scales: *const u16,
+    offsets: *const u16,
+    c: *mut u16,
+    workspace: *mut f32,
+    counters: *mut u32,
+    shape: Shape,
+    constants: PairConstants,
+) {
+    if shape.group >= chunk_k(BITS) {
+        unsafe {
+            body::<BITS, KIND, true>(
+                a, weights, scales, offsets, c, workspace, counters, shape, constants,
+            )
+        }
+    } else {
+        unsafe {
+            body::<BITS, KIND, false>(
+                a, weights, scales, offsets, c, workspace, counters, shape, constants,
+            )
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
+    a: *const u16,
+    weights: *const u8,
+    scales: *const u16,
+    offsets: *const u16,
+    c: *mut u16,
+    workspace: *mut f32,
+    counters: *mut u32,
+    shape: Shape,
+    constants: PairConstants,
+) {
+    let stages = stages(BITS);
+    let stage_size = stage_bytes(BITS);
+    if dynamic_shared_bytes() < shared_bytes(BITS) {
+        trap();
+    }
+    let ck = chunk_k(BITS);
+    let loads = loads(BITS);
+    let Shape {
+        m,
+        n,
+        column_blocks,
+        k_chunks,
+        group,
+    } = shape;
+    let thread = thread_x();
+    let (warp, lane) = (thread / 32, thread % 32);
+    let n_pad = column_blocks * BLOCK_COLUMNS;
+    let k_pad = k_chunks * ck;
+    let m_tiles = m.div_ceil(TILE_M);
+    // This block's share of the units (one chunk of one output tile each), tile-major.
+    let units = m_tiles * column_blocks * k_chunks;
+    let (block, blocks) = (block_x(), grid_dim_x());
+    let first = first_unit(block, blocks, units);
+    let steps = first_unit(block + 1, blocks, units) - first;
+
+    // Groups per chunk (a power of two: groups smaller than a chunk divide it), and per k-tile
+    // the log2 of k-tiles per group.
+    let groups_in_chunk = if ONE_GROUP { 1 } else { ck / group };
+    let tiles_per_group_log2 = if ONE_GROUP {
+        3
+    } else {
+        (group / 16).trailing_zeros()
+    };
+    let chunks_per_group = if ONE_GROUP { group / ck } else { 1 };
+
+    let w_offset = TILE_M * ck * 2;
+    let s_offset = w_offset + WARPS * loads * 512;
+    let o_offset = s_offset + GROUP_BYTES;
+    let smem = shared_address(shared_f32());
+    let flag = smem + stages * stage_size;
+
+    // Copy roles. A: 16 rows × ck/8 pieces, one per thread. Weights: this lane's `loads`
+    // words. Scales and offsets: 32 pieces (256 columns) per group of the chunk.
+    let a_pieces_per_row = ck / 8;
+    let (a_row, a_piece) = (thread / a_pieces_per_row, thread % a_pieces_per_row);
+    let a_copies = a_row < TILE_M;
+    let a_dst = a_offset(a_row, a_piece, a_pieces_per_row);
+    let lane_words = ((warp * loads) * 32 + lane) * 16;
+    let chunk_bytes = (WARPS * loads * 512) as usize;
+    let w_lane = weights.wrapping_add(lane_words as usize);
+    let (s_group, s_piece) = (thread / 32, thread % 32);
+    let s_copies = s_group < groups_in_chunk;
+    let s_dst = (s_group * BLOCK_COLUMNS + s_piece * 8) * 2;
+    let has_offsets = !offsets.is_null();
+
+    // The copy cursor runs `stages - 1` chunks ahead of the compute cursor. Its group index is
+    // counted forward rather than divided.
+    let mut next = Cursor::at(first, &shape);
+    let group_of = |chunk: u32| {
+        if ONE_GROUP {
+            (
+                chunk / chunks_per_group,
+                chunks_per_group - chunk % chunks_per_group,
+            )
+        } else {
+            (chunk * groups_in_chunk, 1)
+        }
+    };
+    let (mut issue_group, mut issue_left) = group_of(next.chunk);
+    let mut issue = #[inline(always)]
+    |step: u32| {
+        if step < steps {
+            let stage = smem + (step % stages) * stage_size;
+            if a_copies {
+                let row = next.m_tile * TILE_M + a_row;
+                let valid = row < m;
+                let src = if valid {
+                    a.wrapping_add(
+                        row as usize * k_pad as usize + (next.chunk * ck + a_piece * 8) as usize,
+                    )
+                } else {
+                    a
+                };
+                unsafe { copy_async_16(stage + a_dst, src, valid) };
+            }
+            let w_chunk = w_lane
+                .wrapping_add((next.column_block * k_chunks + next.chunk) as usize * chunk_bytes);
+            seq!(j in 0..8 {
+                if j < loads {
+                    unsafe {
+                        copy_async_16(stage + w_offset + lane_words + j * 512, w_chunk.wrapping_add(j as usize * 512), true)
+                    };
+                }
+            });
+            if KIND != HALF && s_copies {
+                let at = (issue_group + s_group) as usize * n_pad as usize
+                    + (next.column_block * BLOCK_COLUMNS + s_piece * 8) as usize;
+                unsafe { copy_async_16(stage + s_offset + s_dst, scales.wrapping_add(at), true) };
+                if has_offsets {
+                    unsafe {
+                        copy_async_16(stage + o_offset + s_dst, offsets.wrapping_add(at), true)
+                    };
+                }
+            }
+            if next.advance(&shape) {
+                (issue_group, issue_left) = group_of(0);
+            } else if ONE_GROUP {
+                issue_left -= 1;
+                if issue_left == 0 {
+                    issue_group += 1;
+                    issue_left = chunks_per_group;
+                }
+            } else {
+                issue_group += groups_in_chunk;
+            }
+        }
+        commit_async_copies();
+    };
+
+    let (lane_row, lane_piece) = (lane % 16, lane / 16);
+    let column_in_block = warp * WARP_COLUMNS + lane / 4;
+    let mut acc = [[0.0f32; 4]; N_TILES];
+    let mut k = constants;
+    let kt_count = chunk_k_tiles(BITS);
+    let mut current = Cursor::at(first, &shape);
+
+    for step in 0..stages - 1 {
+        issue(step);
+    }
+    for step in 0..steps {
+        match stages {
+            2 => wait_async_copies::<0>(),
+            3 => wait_async_copies::<1>(),
+            4 => wait_async_copies::<2>(),
+            5 => wait_async_copies::<3>(),
+            6 => wait_async_copies::<4>(),
+            7 => wait_async_copies::<5>(),
+            _ => wait_async_copies::<6>(),
+        }
+        sync_threads();
+        // The stage written now was last read before this barrier.
+        issue(step + stages - 1);
+        let stage = smem + (step % stages) * stage_size;
+        let mut words = [0u32; 32];
+        seq!(j in 0..8 {
+            if j < loads {
+                let v = unsafe { load_shared_16(stage + w_offset + lane_words + j * 512) };
+                words[4 * j] = v[0];
+                words[4 * j + 1] = v[1];
+                words[4 * j + 2] = v[2];
+                words[4 * j + 3] = v[3];
+            }
+        });
+        // Scales (and offsets) of k-tile `kt`'s group for the four n8 tiles; offsets are read
+        // even without zero points (the area exists) and then not used, which keeps this
+        // branch-free.
+        let group_constants = #[inline(always)]
+        |kt: u32| {
+            let slot = kt >> tiles_per_group_log2;
+            let mut scale = [0u32; N_TILES];
+            let mut offset = [constants.offset; N_TILES];
+            if KIND != HALF {
+                seq!(nt in 0..4 {
+                    let at = (slot * BLOCK_COLUMNS + column_in_block + 8 * nt) * 2;
+                    let s = unsafe { load_shared_u16(stage + s_offset + at) };
+                    scale[nt] = s | s << 16;
+                    let o = unsafe { load_shared_u16(stage + o_offset + at) };
+                    offset[nt] = if has_offsets { o | o << 16 } else { constants.offset };
+                });
+            }
+            (scale, offset)
+        };
+        let (mut scale, mut offset) = group_constants(0);
+        let high = |offset: &[u32; N_TILES]| offset.map(|o| sub_f16x2(NINE_SIXTY, o));
+        let mut offset_high = high(&offset);
+        seq!(kt in 0..8 {
+            if kt < kt_count {
+                if !ONE_GROUP && kt > 0 {
+                    (scale, offset) = group_constants(kt);
+                    offset_high = high(&offset);
+                }
+                let a_frag = unsafe {
+                    load_matrix_x4(stage + a_offset(lane_row, 2 * kt + lane_piece, a_pieces_per_row))
+                };
+                seq!(nt in 0..4 {
+                    k.scale = scale[nt];
+                    k.offset = offset[nt];
+                    k.offset_high = offset_high[nt];
+                    let pair = (kt * 4 + nt) * 2;
+                    let b = [
+                        decode_pair::<BITS, KIND>(&words, pair, &k),
+                        decode_pair::<BITS, KIND>(&words, pair + 1, &k),
+                    ];
+                    mma_f16_m16n8k16(&mut acc[nt], &a_frag, &b);
+                });
+            }
+        });
+        // At the end of a tile, or of this block's share, hand the sums over.
+        let tile = current;
+        if current.advance(&shape) || step + 1 == steps {
+            let tile_index = tile.m_tile * column_blocks + tile.column_block;
+            let tile_start = tile_index * k_chunks;
+            let shared_by = owner(tile_start + k_chunks - 1, blocks, units)
+                - owner(tile_start, blocks, units)
+                + 1;
+            unsafe {
+                finish_tile(
+                    &acc,
+                    c,
+                    workspace,
+                    counters,
+                    flag,
+                    m,
+                    n,
+                    n_pad,
+                    tile.m_tile,
+                    tile.column_block,
+                    tile_index,
+                    shared_by,
+                )
+            };
+            acc = [[0.0f32; 4]; N_TILES];
+        }
+    }
+    wait_async_copies::<0>();
+}
+
+/// Writes a block's sums for one output tile: straight to C as fp16 when the block computed
+/// all of its k (`shared_by == 1`), else added into the fp32 workspace; the last of the
+/// `shared_by` blocks to arrive converts the workspace's tile to fp16 and zeroes it.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn finish_tile(
+    acc: &[[f32; 4]; N_TILES],
+    c: *mut u16,
+    workspace: *mut f32,
+    counters: *mut u32,
+    flag: u32,
+    m: u32,
+    n: u32,
+    n_pad: u32,
+    m_tile: u32,
+    column_block: u32,
+    tile_index: u32,
+    shared_by: u32,
+) {
+    let thread = thread_x();
+    let (warp, lane) = (thread / 32, thread % 32);
+    let row = m_tile * TILE_M + lane / 4;
+    let col0 = column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + 2 * (lane % 4);
+    if shared_by == 1 {
+        seq!(nt in 0..4 {
+            let col = col0 + 8 * nt;
+            unsafe {
+                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[nt][0], acc[nt][1]));
+                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[nt][2], acc[nt][3]));
+            }
+        });
+        return;
+    }
+    seq!(nt in 0..4 {
+        let col = col0 + 8 * nt;
+        seq!(half in 0..2 {
+            let r = row + 8 * half;
+            if r < m {
+                let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
+                unsafe {
+                    add_f32(at, acc[nt][2 * half]);
+                    add_f32(at.wrapping_add(1), acc[nt][2 * half + 1]);
+                }
+            }
+        });
+    });
+    fence_gpu();
+    sync_threads();
+    if thread == 0 {
+        let arrived = unsafe { arrive(counters.wrapping_add(tile_index as usize)) };
+        unsafe { store_shared_u32(flag, (arrived == shared_by - 1) as u32) };
+    }
+    sync_threads();
+    let last = unsafe { load_shared_u32(flag) } == 1;
+    // Everyone has read the flag before the next tile may write it.
+    sync_threads();
+    if !last {
+        return;
+    }
+    // The last block of this tile: the workspace holds the whole sum.
+    let col = column_block * BLOCK_COLUMNS + thread;
+    for i in 0..TILE_M {
+        let r = m_tile * TILE_M + i;
+        if r < m {
+            let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
+            let sum = unsafe { take_f32(at) };
+            if col < n {
+                unsafe {
+                    *c.add(r as usize * n as usize + col as usize) = pack_f16x2(sum, 0.0) as u16
+                };
+            }
+        }
+    }
+    if thread == 0 {
+        unsafe { counters.add(tile_index as usize).write_volatile(0) };
+    }
+}
+
+/// `red.global.add.f32`: adds `value` to `*at` in L2, atomically.
+#[inline(always)]
+unsafe fn add_f32(at: *mut f32, value: f32) {
+    unsafe {
+        core::arch::asm!("red.global.add.f32 [{at}], {v};", at = in(reg64) at, v = in(reg32) value,
+            options(nostack))
+    };
+}
+
+/// Reads `*at` and leaves 0 there, atomically (`atom.exch`).
+#[inline(always)]
+unsafe fn take_f32(at: *mut f32) -> f32 {
+    let old: f32;
+    unsafe {
+        core::arch::asm!("atom.global.exch.b32 {old}, [{at}], 0;", old = out(reg32) old,
+            at = in(reg64) at, options(nostack))
+    };
+    old
+}
+
+/// `fence.acq_rel.gpu` (`__threadfence()`): this thread's earlier writes are ordered before its
+/// later ones for the whole GPU.
+#[inline(always)]
+fn fence_gpu() {
+    unsafe { core::arch::asm!("fence.acq_rel.gpu;", options(nostack)) };
+}
+
+/// Counts this block in, returning how many had arrived before it (`atom.acq_rel.gpu.add`).
+#[inline(always)]
+unsafe fn arrive(counter: *mut u32) -> u32 {
+    let old: u32;
+    unsafe {
+        core::arch::asm!("atom.acq_rel.gpu.global.add.u32 {old}, [{at}], 1;", old = out(reg32) old,
+            at = in(reg64) counter, options(nostack))
+    };
+    old
+}
+
+#[inline(always)]
+unsafe fn store_shared_u32(dst: u32, value: u32) {
+    unsafe {
+        core::arch::asm!("st.shared.u32 [{dst}], {v};", dst = in(reg32) dst, v = in(reg32) value,
+            options(nostack))
+    };
+}
+
+#[inline(always)]
+unsafe fn load_shared_u32(src: u32) -> u32 {
+    let v: u32;
+    unsafe {
+        core::arch::asm!("ld.shared.u32 {v}, [{src}];", v = out(reg32) v, src = in(reg32) src,
+            options(readonly, nostack))
+    };
+    v
+}
+
+/// One kernel entry per (bits, decoder): `dequant_decode_<name>`.
+macro_rules! decode_entry {
+    ($name:ident, $bits:expr, $kind:expr) => {
+        crate::launch_bounds!($name, 256, 2);
+        /// Decode dequant-GEMM entry (see the module docs). Arguments: A (`m × k_pad` fp16),
+        /// pre-packed weights, scales and offsets (`groups × n_pad` fp16; offsets may be null),
+        /// C (`m × n` fp16), fp32 workspace (`m × n_pad`, zero) and one counter per output tile
+        /// (zero) for tiles shared by several blocks, then m, n, column blocks, k chunks,
+        /// group, and the format's constants.
+        #[allow(clippy::too_many_arguments)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            a: *const u16,
+            weights: *const u8,
+            scales: *const u16,
+            offsets: *const u16,
+            c: *mut u16,
+            workspace: *mut f32,
+            counters: *mut u32,
+            m: u32,
+            n: u32,
+            column_blocks: u32,
+            k_chunks: u32,
+            group: u32,
+            offset: u32,
+            exponent: u32,
+            mantissa: u32,
+            rebias: u32,
+        ) {
+            let shape = Shape {
+                m,
+                n,
+                column_blocks,
+                k_chunks,
+                group,
+            };
+            let constants = PairConstants {
+                scale: 0,
+                offset,
+                offset_high: 0,
+                exponent,
+                mantissa,
+                rebias,
+            };
+            unsafe {
+                decode_gemm::<{ $bits }, { $kind }>(
+                    a, weights, scales, offsets, c, workspace, counters, shape, constants,
+                )
+            }
+        }
+    };
+}
+
+decode_entry!(dequant_decode_int1, 1, INTEGER);
+decode_entry!(dequant_decode_int2, 2, INTEGER);
+decode_entry!(dequant_decode_int3, 3, INTEGER);
+decode_entry!(dequant_decode_int4, 4, INTEGER);
+decode_entry!(dequant_decode_int5, 5, INTEGER);
+decode_entry!(dequant_decode_int6, 6, INTEGER);
+decode_entry!(dequant_decode_int7, 7, INTEGER);
+decode_entry!(dequant_decode_int8, 8, INTEGER);
+decode_entry!(dequant_decode_float2, 2, FLOAT);
+decode_entry!(dequant_decode_float3, 3, FLOAT);
+decode_entry!(dequant_decode_float4, 4, FLOAT);
+decode_entry!(dequant_decode_float5, 5, FLOAT);
+decode_entry!(dequant_decode_float6, 6, FLOAT);
+decode_entry!(dequant_decode_float7, 7, FLOAT);
+decode_entry!(dequant_decode_float8, 8, FLOAT);
+decode_entry!(dequant_decode_wide_float6, 6, WIDE_FLOAT);
+decode_entry!(dequant_decode_wide_float7, 7, WIDE_FLOAT);
+decode_entry!(dequant_decode_wide_float8, 8, WIDE_FLOAT);
+decode_entry!(dequant_decode_half, 16, HALF);

@@ -1,0 +1,194 @@
+//! # Dequantize for prefill: pre-packed weights to a row-major fp16 matrix
+//!
+//! **Idea.** At prefill sizes (m in the thousands) every weight is reused by thousands of rows,
+//! so the product is compute-bound and the best tensor-core GEMM of the ladder (v18) should do
+//! it. This kernel expands the pre-packed weights into `W[k×n]` fp16 once per call, with the
+//! same in-register conversion as [`super::decode`] (so the same weights, bit for bit): each
+//! warp decodes its chunk into a shared-memory tile `chunk_k × 256`, and the block writes the
+//! tile out in 16-byte row segments, coalesced.
+//!
+//! Launch: 256 threads, grid `n_pad/256 × k_chunks`, [`shared_bytes`]`(bits)` of dynamic shared
+//! memory.
+
+use super::packed::{
+    BLOCK_COLUMNS, FLOAT, HALF, INTEGER, NINE_SIXTY, PairConstants, WARP_COLUMNS, WIDE_FLOAT,
+    chunk_k, chunk_k_tiles, decode_pair, loads, sub_f16x2,
+};
+use crate::device::{
+    block_x, block_y, dynamic_shared_bytes, grid_dim_x, grid_dim_y, load_shared_16, shared_address,
+    shared_f32, store_shared_u16, sync_threads, thread_x, trap,
+};
+use core::simd::u32x4;
+use seq_macro::seq;
+
+/// Bytes per tile row in shared memory: 256 halves plus 16 bytes, so that the 8 rows lanes
+/// write at once start in different banks.
+const ROW_BYTES: u32 = BLOCK_COLUMNS * 2 + 16;
+
+/// Dynamic shared memory of one block.
+pub const fn shared_bytes(bits: u32) -> u32 {
+    chunk_k(bits) * ROW_BYTES
+}
+
+/// Expands the block's chunk of pre-packed weights into `w` (`k × n` fp16, row-major).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
+    weights: *const u8,
+    scales: *const u16,
+    offsets: *const u16,
+    w: *mut u16,
+    k: u32,
+    n: u32,
+    group: u32,
+    constants: PairConstants,
+) {
+    if dynamic_shared_bytes() < shared_bytes(BITS) {
+        trap();
+    }
+    let ck = chunk_k(BITS);
+    let loads = loads(BITS);
+    let thread = thread_x();
+    let (warp, lane) = (thread / 32, thread % 32);
+    let (col_block, chunk) = (block_x(), block_y());
+    let (n_pad, k_chunks) = (grid_dim_x() * BLOCK_COLUMNS, grid_dim_y());
+    let chunk_bytes = (8 * loads * 512) as usize;
+    let src = weights.wrapping_add(
+        (col_block * k_chunks + chunk) as usize * chunk_bytes
+            + (((warp * loads) * 32 + lane) * 16) as usize,
+    );
+    let mut words = [0u32; 32];
+    seq!(j in 0..8 {
+        if j < loads {
+            let v = unsafe { (src.wrapping_add(j * 512) as *const u32x4).read() }.to_array();
+            words[4 * j] = v[0];
+            words[4 * j + 1] = v[1];
+            words[4 * j + 2] = v[2];
+            words[4 * j + 3] = v[3];
+        }
+    });
+
+    let column = col_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + lane / 4;
+    let local_column = warp * WARP_COLUMNS + lane / 4;
+    let tile = shared_address(shared_f32());
+    let mut kc = constants;
+    // k-tile kt is in group first_group + (kt >> shift): groups smaller than a chunk divide it.
+    let first_group = chunk * ck / group;
+    let shift = if group >= ck {
+        3
+    } else {
+        (group / 16).trailing_zeros()
+    };
+    // Without zero points the offsets are read from the scales (any valid address) and not used.
+    let has_offsets = !offsets.is_null();
+    let offsets = if has_offsets { offsets } else { scales };
+    seq!(kt in 0..8 {
+        if kt < chunk_k_tiles(BITS) {
+            let g = first_group + (kt >> shift);
+            seq!(nt in 0..4 {
+                let at = g as usize * n_pad as usize + (column + 8 * nt) as usize;
+                if KIND != HALF {
+                    let s = unsafe { *scales.add(at) } as u32;
+                    kc.scale = s | s << 16;
+                    let o = unsafe { *offsets.add(at) } as u32;
+                    kc.offset = if has_offsets { o | o << 16 } else { constants.offset };
+                    kc.offset_high = sub_f16x2(NINE_SIXTY, kc.offset);
+                }
+                seq!(r in 0..2 {
+                    let pair = decode_pair::<BITS, KIND>(&words, (kt * 4 + nt) * 2 + r, &kc);
+                    let row = 16 * kt + 2 * (lane % 4) + 8 * r;
+                    let at = tile + row * ROW_BYTES + (local_column + 8 * nt) * 2;
+                    unsafe {
+                        store_shared_u16(at, pair & 0xFFFF);
+                        store_shared_u16(at + ROW_BYTES, pair >> 16);
+                    }
+                });
+            });
+        }
+    });
+    sync_threads();
+
+    // Out: 16-byte pieces, 32 per row, rows of this chunk inside k.
+    let first_k = chunk * ck;
+    let first_col = col_block * BLOCK_COLUMNS;
+    let vector = n % 8 == 0;
+    let mut piece = thread;
+    while piece < ck * 32 {
+        let (row, p) = (piece / 32, piece % 32);
+        let (gk, gc) = (first_k + row, first_col + 8 * p);
+        if gk < k && gc < n {
+            let v = unsafe { load_shared_16(tile + row * ROW_BYTES + p * 16) };
+            let out = unsafe { w.add(gk as usize * n as usize + gc as usize) };
+            if vector {
+                unsafe { (out as *mut u32x4).write(u32x4::from_array(v)) };
+            } else {
+                for i in 0..8u32 {
+                    if gc + i < n {
+                        let half = (v[(i / 2) as usize] >> (16 * (i % 2))) as u16;
+                        unsafe { out.add(i as usize).write(half) };
+                    }
+                }
+            }
+        }
+        piece += 256;
+    }
+}
+
+/// One kernel entry per (bits, decoder): `dequant_expand_<name>`.
+macro_rules! expand_entry {
+    ($name:ident, $bits:expr, $kind:expr) => {
+        crate::launch_bounds!($name, 256, 2);
+        /// Dequantize entry (see the module docs). Arguments: pre-packed weights, scales and
+        /// offsets (`groups × n_pad` fp16; offsets may be null), W (`k × n` fp16), k, n, group,
+        /// and the format's constants.
+        #[allow(clippy::too_many_arguments)]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            weights: *const u8,
+            scales: *const u16,
+            offsets: *const u16,
+            w: *mut u16,
+            k: u32,
+            n: u32,
+            group: u32,
+            offset: u32,
+            exponent: u32,
+            mantissa: u32,
+            rebias: u32,
+        ) {
+            let constants = PairConstants {
+                scale: 0,
+                offset,
+                offset_high: 0,
+                exponent,
+                mantissa,
+                rebias,
+            };
+            unsafe {
+                dequantize::<{ $bits }, { $kind }>(
+                    weights, scales, offsets, w, k, n, group, constants,
+                )
+            }
+        }
+    };
+}
+
+expand_entry!(dequant_expand_int1, 1, INTEGER);
+expand_entry!(dequant_expand_int2, 2, INTEGER);
+expand_entry!(dequant_expand_int3, 3, INTEGER);
+expand_entry!(dequant_expand_int4, 4, INTEGER);
+expand_entry!(dequant_expand_int5, 5, INTEGER);
+expand_entry!(dequant_expand_int6, 6, INTEGER);
+expand_entry!(dequant_expand_int7, 7, INTEGER);
+expand_entry!(dequant_expand_int8, 8, INTEGER);
+expand_entry!(dequant_expand_float2, 2, FLOAT);
+expand_entry!(dequant_expand_float3, 3, FLOAT);
+expand_entry!(dequant_expand_float4, 4, FLOAT);
+expand_entry!(dequant_expand_float5, 5, FLOAT);
+expand_entry!(dequant_expand_float6, 6, FLOAT);
+expand_entry!(dequant_expand_float7, 7, FLOAT);
+expand_entry!(dequant_expand_float8, 8, FLOAT);
+expand_entry!(dequant_expand_wide_float6, 6, WIDE_FLOAT);
+expand_entry!(dequant_expand_wide_float7, 7, WIDE_FLOAT);
+expand_entry!(dequant_expand_wide_float8, 8, WIDE_FLOAT);
+expand_entry!(dequant_expand_half, 16, HALF);
