@@ -1,15 +1,17 @@
 //! GPU tests of the fast dequant kernels (decode and prefill) on pre-packed weights: every
-//! weight format × group size × aligned and ragged shapes × split-K factors, against the f64
-//! CPU product of A and the dequantized weights rounded to fp16 (what the tensor cores take:
-//! the kernels compute `fp16(value · scale)` for each weight, bit for bit). Ignored by default;
-//! on a GPU machine run `cargo test --test gpu_dequant_fast -- --ignored`.
+//! weight format × group size × aligned and ragged shapes × block counts, against the f64 CPU
+//! product of A and the dequantized weights, exactly as each path uses them: rounded to fp16,
+//! `fp16(value · scale)`, where the path does that (prefill; small floats with wide exponents),
+//! else exact (`rounds_weights`). The error model is fp32 accumulation and fp16 output only, so
+//! a single wrong weight bit fails. Ignored by default; on a GPU machine run
+//! `cargo test --test gpu_dequant_fast -- --ignored`.
 
 use half::f16;
 use rust_gemm::GemmError;
 use rust_gemm::GemmShape;
 use rust_gemm::PTX;
 use rust_gemm::cpu::{random_matrix, reference_gemm};
-use rust_gemm::dequant_fast::{FastWeights, Path, Scratch, entries, launch};
+use rust_gemm::dequant_fast::{FastWeights, Path, Scratch, entries, launch, rounds_weights};
 use rust_gemm::gpu::Gpu;
 use rust_gemm::prepack::Prepacked;
 use rust_gemm::quant::{Quantized, WeightFormat, quantize};
@@ -72,12 +74,19 @@ fn check(
         .map(|b| f16::from_bits(b).to_f32())
         .collect();
     let a32: Vec<f32> = a_host.iter().map(|x| x.to_f32()).collect();
-    let w16: Vec<f32> = quantized
+    let rounded = rounds_weights(path, quantized.format);
+    let weights: Vec<f32> = quantized
         .dequantize()
         .into_iter()
-        .map(|w| f16::from_f32(w).to_f32())
+        .map(|w| {
+            if rounded {
+                f16::from_f32(w).to_f32()
+            } else {
+                w
+            }
+        })
         .collect();
-    let reference = reference_gemm(&a32, &w16, &GemmShape { m, n, k });
+    let reference = reference_gemm(&a32, &weights, &GemmShape { m, n, k });
     let v = compare_with_model(
         &out,
         &reference.product,

@@ -9,7 +9,9 @@
 
 use crate::bench::median;
 use crate::cpu::random_matrix;
-use crate::dequant_fast::{FastWeights, Path, Scratch, default_blocks, launch, launch_expand};
+use crate::dequant_fast::{
+    FastWeights, Path, Scratch, default_blocks, launch, launch_expand, rounds_weights,
+};
 use crate::gpu::Gpu;
 use crate::prepack::Prepacked;
 use crate::quant::{WeightFormat, fp16_scale};
@@ -312,6 +314,7 @@ impl<'g> DequantBench<'g> {
 
             // Verification on sampled rows and columns, all of k.
             let sampled_rows = sample(m, 16);
+            let rounded = rounds_weights(path, case.format);
             let mut got = Vec::new();
             let (mut product, mut magnitude, mut unrounded) = (Vec::new(), Vec::new(), Vec::new());
             for &row in &sampled_rows {
@@ -320,11 +323,12 @@ impl<'g> DequantBench<'g> {
                     .map(|&b| f16::from_bits(b).to_f64())
                     .collect();
                 for (j, &col) in sampled_cols.iter().enumerate() {
-                    let (rounded, exact) = &columns[j];
+                    let (fp16, exact) = &columns[j];
+                    let used = if rounded { fp16 } else { exact };
                     let (mut p, mut mag, mut u) = (0.0, 0.0, 0.0);
                     for i in 0..case.k {
-                        p += a_row[i] * rounded[i];
-                        mag += (a_row[i] * rounded[i]).abs();
+                        p += a_row[i] * used[i];
+                        mag += (a_row[i] * used[i]).abs();
                         u += a_row[i] * exact[i];
                     }
                     got.push(f16::from_bits(out[row * case.n + col]).to_f32());

@@ -122,6 +122,20 @@ impl Path {
     }
 }
 
+/// Whether `path` rounds each dequantized weight to fp16, `fp16(value · scale)`, before the
+/// product: the prefill expansion (its GEMM takes fp16 weights), and small floats with more
+/// than 4 exponent bits on either path (they go through f32). Otherwise the decode kernel
+/// multiplies by the exact weights (`code − zero`, or the small float's value, both exact in
+/// fp16) and applies each group's scale to the fp32 sums; fp16 weights are exact either way.
+pub fn rounds_weights(path: Path, format: WeightFormat) -> bool {
+    use crate::prepack::Decoder;
+    match Decoder::of(format) {
+        Decoder::Half => false,
+        Decoder::WideFloat => true,
+        Decoder::Integer | Decoder::Float => path == Path::Prefill,
+    }
+}
+
 /// Pre-packed weights on the device.
 pub struct FastWeights {
     /// Format of the codes.

@@ -83,8 +83,9 @@ pub struct DequantInfo {
     pub ideal_speedup: f64,
     /// Blocks of the decode kernel (0 for prefill).
     pub blocks: usize,
-    /// Relative Frobenius error against the CPU product with the weights *not* rounded to fp16
-    /// (the verified `rel_error` is against the weights rounded to fp16, as the kernel uses them).
+    /// Relative Frobenius error against the CPU product of the exact dequantized weights (the
+    /// verified `rel_error` is against the weights as the path uses them: rounded to fp16 by
+    /// the prefill expansion, exact in the decode kernel for integers and small floats).
     pub rel_error_unrounded: f64,
     /// Output elements compared with the CPU (a sample of rows and columns at large shapes).
     pub checked_elements: usize,
@@ -421,7 +422,7 @@ pub fn write_report(
             String::new()
         };
         markdown += &format!(
-            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up, the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape.\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights rounded to fp16 (what the tensor cores take); at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error.\n\n{figure}{}",
+            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up, the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape.\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
             dequant_markdown_table(&dequant)
         );
     }

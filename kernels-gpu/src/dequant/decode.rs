@@ -28,12 +28,12 @@
 
 use super::packed::{
     BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, NINE_SIXTY, PairConstants, WARP_COLUMNS, WARPS,
-    WIDE_FLOAT, chunk_k, chunk_k_tiles, decode_pair, loads, sub_f16x2,
+    WIDE_FLOAT, chunk_k, chunk_k_tiles, decode_pair, half_to_f32, loads, sub_f16x2,
 };
 use crate::device::{
-    block_x, commit_async_copies, copy_async_16, dynamic_shared_bytes, grid_dim_x, load_shared_16,
-    load_shared_u16, shared_address, shared_f32, store_f16x2_or_partial, sync_threads, thread_x,
-    trap, wait_async_copies,
+    block_x, commit_async_copies, copy_async_16, dynamic_shared_bytes, fma, grid_dim_x,
+    load_shared_16, load_shared_u16, shared_address, shared_f32, store_f16x2_or_partial,
+    sync_threads, thread_x, trap, wait_async_copies,
 };
 use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
 use seq_macro::seq;
@@ -161,24 +161,31 @@ pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
     shape: Shape,
     constants: PairConstants,
 ) {
-    if shape.group >= chunk_k(BITS) {
-        unsafe {
-            body::<BITS, KIND, true>(
+    // k-tiles per group: 8 stands for "one group per chunk" (the host allows groups of 32, 64,
+    // or multiples of the chunk).
+    match shape.group {
+        32 if chunk_k(BITS) > 32 => unsafe {
+            body::<BITS, KIND, 2>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
-        }
-    } else {
-        unsafe {
-            body::<BITS, KIND, false>(
+        },
+        64 if chunk_k(BITS) > 64 => unsafe {
+            body::<BITS, KIND, 4>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
-        }
+        },
+        g if g >= chunk_k(BITS) => unsafe {
+            body::<BITS, KIND, 8>(
+                a, weights, scales, offsets, c, workspace, counters, shape, constants,
+            )
+        },
+        _ => trap(),
     }
 }
 
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
+unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
     a: *const u16,
     weights: *const u8,
     scales: *const u16,
@@ -214,15 +221,20 @@ unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
     let first = first_unit(block, blocks, units);
     let steps = first_unit(block + 1, blocks, units) - first;
 
-    // Groups per chunk (a power of two: groups smaller than a chunk divide it), and per k-tile
-    // the log2 of k-tiles per group.
+    // Groups per chunk: one, or 2 or 4 groups of GROUP_TILES k-tiles.
+    const { assert!(GROUP_TILES == 2 || GROUP_TILES == 4 || GROUP_TILES == 8) };
+    #[allow(non_snake_case)]
+    let ONE_GROUP = GROUP_TILES == 8;
     let groups_in_chunk = if ONE_GROUP { 1 } else { ck / group };
-    let tiles_per_group_log2 = if ONE_GROUP {
-        3
-    } else {
-        (group / 16).trailing_zeros()
-    };
     let chunks_per_group = if ONE_GROUP { group / ck } else { 1 };
+    // Integers and small floats through fp16 go into the tensor cores unscaled; each group's
+    // fp32 sums are scaled as the group ends (see `decode_pair`).
+    let post_scale = KIND == INTEGER || KIND == FLOAT;
+    let rebias = if KIND == FLOAT {
+        half_to_f32(constants.rebias & 0xFFFF)
+    } else {
+        1.0
+    };
 
     let w_offset = TILE_M * ck * 2;
     let s_offset = w_offset + WARPS * loads * 512;
@@ -310,6 +322,7 @@ unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
 
     let (lane_row, lane_piece) = (lane % 16, lane / 16);
     let column_in_block = warp * WARP_COLUMNS + lane / 4;
+    let accumulator_column = warp * WARP_COLUMNS + 2 * (lane % 4);
     let mut acc = [[0.0f32; 4]; N_TILES];
     let mut k = constants;
     let kt_count = chunk_k_tiles(BITS);
@@ -347,28 +360,38 @@ unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
         // branch-free.
         let group_constants = #[inline(always)]
         |kt: u32| {
-            let slot = kt >> tiles_per_group_log2;
+            let slot = kt / GROUP_TILES;
             let mut scale = [0u32; N_TILES];
+            let mut scale32 = [[0.0f32; 2]; N_TILES];
             let mut offset = [constants.offset; N_TILES];
+            let mut offset_high = [0u32; N_TILES];
             if KIND != HALF {
                 seq!(nt in 0..4 {
+                    // B fragments hold column lane/4 of each n8 tile...
                     let at = (slot * BLOCK_COLUMNS + column_in_block + 8 * nt) * 2;
                     let s = unsafe { load_shared_u16(stage + s_offset + at) };
                     scale[nt] = s | s << 16;
                     let o = unsafe { load_shared_u16(stage + o_offset + at) };
                     offset[nt] = if has_offsets { o | o << 16 } else { constants.offset };
+                    offset_high[nt] = sub_f16x2(NINE_SIXTY, offset[nt]);
+                    // ...accumulators columns 2·(lane%4) and the next.
+                    let at = (slot * BLOCK_COLUMNS + accumulator_column + 8 * nt) * 2;
+                    let pair = unsafe { load_shared_u32(stage + s_offset + at) };
+                    scale32[nt] = [half_to_f32(pair & 0xFFFF) * rebias, half_to_f32(pair >> 16) * rebias];
                 });
             }
-            (scale, offset)
+            (scale, scale32, offset, offset_high)
         };
-        let (mut scale, mut offset) = group_constants(0);
-        let high = |offset: &[u32; N_TILES]| offset.map(|o| sub_f16x2(NINE_SIXTY, o));
-        let mut offset_high = high(&offset);
+        let (mut scale, mut scale32, mut offset, mut offset_high) = group_constants(0);
+        // One group's products, before its scale.
+        let mut group_sum = [[0.0f32; 4]; N_TILES];
         seq!(kt in 0..8 {
             if kt < kt_count {
-                if !ONE_GROUP && kt > 0 {
-                    (scale, offset) = group_constants(kt);
-                    offset_high = high(&offset);
+                if kt > 0 && kt % GROUP_TILES == 0 {
+                    if post_scale {
+                        add_group(&mut acc, &mut group_sum, &scale32);
+                    }
+                    (scale, scale32, offset, offset_high) = group_constants(kt);
                 }
                 let a_frag = unsafe {
                     load_matrix_x4(stage + a_offset(lane_row, 2 * kt + lane_piece, a_pieces_per_row))
@@ -378,14 +401,25 @@ unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
                     k.offset = offset[nt];
                     k.offset_high = offset_high[nt];
                     let pair = (kt * 4 + nt) * 2;
-                    let b = [
-                        decode_pair::<BITS, KIND>(&words, pair, &k),
-                        decode_pair::<BITS, KIND>(&words, pair + 1, &k),
-                    ];
-                    mma_f16_m16n8k16(&mut acc[nt], &a_frag, &b);
+                    if post_scale {
+                        let b = [
+                            decode_pair::<BITS, KIND, false>(&words, pair, &k),
+                            decode_pair::<BITS, KIND, false>(&words, pair + 1, &k),
+                        ];
+                        mma_f16_m16n8k16(&mut group_sum[nt], &a_frag, &b);
+                    } else {
+                        let b = [
+                            decode_pair::<BITS, KIND, true>(&words, pair, &k),
+                            decode_pair::<BITS, KIND, true>(&words, pair + 1, &k),
+                        ];
+                        mma_f16_m16n8k16(&mut acc[nt], &a_frag, &b);
+                    }
                 });
             }
         });
+        if post_scale {
+            add_group(&mut acc, &mut group_sum, &scale32);
+        }
         // At the end of a tile, or of this block's share, hand the sums over.
         let tile = current;
         if current.advance(&shape) || step + 1 == steps {
@@ -414,6 +448,22 @@ unsafe fn body<const BITS: u32, const KIND: u32, const ONE_GROUP: bool>(
         }
     }
     wait_async_copies::<0>();
+}
+
+/// `acc += scale · group_sum`, per column (accumulators `i` and `i + 2` share column `i % 2`
+/// of the pair), and clears `group_sum` for the next group.
+#[inline(always)]
+fn add_group(
+    acc: &mut [[f32; 4]; N_TILES],
+    group_sum: &mut [[f32; 4]; N_TILES],
+    scale32: &[[f32; 2]; N_TILES],
+) {
+    seq!(nt in 0..4 {
+        seq!(i in 0..4 {
+            acc[nt][i] = fma(scale32[nt][i % 2], group_sum[nt][i], acc[nt][i]);
+            group_sum[nt][i] = 0.0;
+        });
+    });
 }
 
 /// Writes a block's sums for one output tile: straight to C as fp16 when the block computed

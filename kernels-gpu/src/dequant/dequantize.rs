@@ -95,7 +95,7 @@ pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
                     kc.offset_high = sub_f16x2(NINE_SIXTY, kc.offset);
                 }
                 seq!(r in 0..2 {
-                    let pair = decode_pair::<BITS, KIND>(&words, (kt * 4 + nt) * 2 + r, &kc);
+                    let pair = decode_pair::<BITS, KIND, true>(&words, (kt * 4 + nt) * 2 + r, &kc);
                     let row = 16 * kt + 2 * (lane % 4) + 8 * r;
                     let at = tile + row * ROW_BYTES + (local_column + 8 * nt) * 2;
                     unsafe {

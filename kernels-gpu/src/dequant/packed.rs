@@ -23,12 +23,14 @@
 //!
 //! **Values.** Integer codes are stored in offset binary (signed codes with their sign bit
 //! flipped, so `code + 2^(bits-1)`); the kernel builds `1024 + code` as fp16 by OR-ing the
-//! exponent of 1024 (`0x6400`), then `(x − offset)·scale` is one exact subtraction and one
-//! rounding (`offset` = 1024 + zero point). Small floats with at most 4 exponent bits are moved
-//! into fp16's exponent and mantissa fields (their values times `2^(bias−15)`, exactly, with
-//! subnormals landing on fp16 subnormals), then multiplied by `2^(15−bias)` (exact) and the
-//! scale (one rounding). Wider exponents do not fit fp16, so those go through f32. Every path
-//! gives `fp16(value · scale)`, the dequantized weight rounded once.
+//! exponent of 1024 (`0x6400`), then `x − offset` is one exact subtraction (`offset` = 1024 +
+//! zero point): `code − zero`, an exact fp16 integer. Small floats with at most 4 exponent bits
+//! are moved into fp16's exponent and mantissa fields: their values times `2^(bias−15)`,
+//! exactly, subnormals landing on fp16 subnormals. Wider exponents do not fit fp16, so those go
+//! through f32 and are rounded to fp16 once, `fp16(value · scale)`. The scale is applied either
+//! to the fp32 sums of each group (decode, [`decode_pair`] unscaled: the weights are never
+//! rounded), or to each weight with one rounding, `fp16(value · scale)` (the expansion for
+//! prefill, whose GEMM needs fp16 weights).
 
 use core::arch::asm;
 
@@ -220,8 +222,14 @@ pub struct PairConstants {
 }
 
 /// Pair `pair` of a lane's chunk converted to two fp16 weights (B-fragment register).
+///
+/// `SCALED`: the weights times their scale, `fp16(value · scale)` (what the expansion for
+/// prefill writes). Unscaled, integers and small floats through fp16 come out exact: `code −
+/// zero` and `value · 2^(bias − 15)`; the decode kernel multiplies the fp32 sums of each group
+/// by the scale (times `2^(15 − bias)`) instead, one `fma` per 8 accumulators rather than one
+/// `mul.f16x2` per pair, and without rounding any weight.
 #[inline(always)]
-pub fn decode_pair<const BITS: u32, const KIND: u32>(
+pub fn decode_pair<const BITS: u32, const KIND: u32, const SCALED: bool>(
     words: &[u32; 32],
     pair: u32,
     k: &PairConstants,
@@ -234,11 +242,20 @@ pub fn decode_pair<const BITS: u32, const KIND: u32>(
             } else {
                 sub_f16x2(x, k.offset)
             };
-            mul_f16x2(value, k.scale)
+            if SCALED {
+                mul_f16x2(value, k.scale)
+            } else {
+                value
+            }
         }
         INTEGER => {
             let x = pair_codes::<BITS>(words, pair, MAGIC_1024);
-            mul_f16x2(sub_f16x2(x, k.offset), k.scale)
+            let value = sub_f16x2(x, k.offset);
+            if SCALED {
+                mul_f16x2(value, k.scale)
+            } else {
+                value
+            }
         }
         FLOAT => {
             // Sign to bit 15, exponent and mantissa to fp16's fields (low bits of each).
@@ -247,7 +264,11 @@ pub fn decode_pair<const BITS: u32, const KIND: u32>(
             let magnitude_mask = ((1u32 << (e + m)) - 1) << (10 - m);
             let magnitude = (h << (10 - m)) & (magnitude_mask | magnitude_mask << 16);
             let placed = merge_masked(magnitude, h << (15 - e - m), 0x8000_8000);
-            mul_f16x2(mul_f16x2(placed, k.rebias), k.scale)
+            if SCALED {
+                mul_f16x2(mul_f16x2(placed, k.rebias), k.scale)
+            } else {
+                placed
+            }
         }
         WIDE_FLOAT => {
             let h = pair_codes::<BITS>(words, pair, 0);
