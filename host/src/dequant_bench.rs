@@ -3,9 +3,9 @@
 //!
 //! Weights are random codes (every code of every benchmarked format is a finite value) with
 //! random scales and zero points, pre-packed without a row-major copy: the benchmark's matrices
-//! hold up to 470 million weights. Timing follows the project's rules: warm-up launches, then
-//! CUDA events around each launch, the L2 cache flushed and C poisoned before each one, and
-//! the median reported.
+//! hold up to 470 million weights. Timing follows the project's rules: warm-up launches (at
+//! least 50 ms of them), then CUDA events around each launch, the L2 cache flushed and C
+//! poisoned before each one, and the median reported.
 
 use crate::bench::median;
 use crate::cpu::random_matrix;
@@ -22,7 +22,6 @@ use crate::{GemmError, GemmShape};
 use cudarc::driver::CudaSlice;
 use half::f16;
 use rayon::prelude::*;
-use std::collections::HashMap;
 
 /// One weight matrix to benchmark: format, group, zero points, and k × n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -53,6 +52,11 @@ pub struct DequantOptions {
     /// Seed of weights and activations.
     pub seed: u64,
 }
+
+/// Warm-up lasts at least this long (GPU time), beyond the asked-for launches.
+const WARMUP_MS: f64 = 50.0;
+/// ... unless this many launches come first.
+const MAX_WARMUP_LAUNCHES: usize = 2000;
 
 /// SplitMix64: a good 64-bit mix, so each weight's code is a pure function of its position.
 fn mix(mut x: u64) -> u64 {
@@ -192,13 +196,12 @@ pub fn copy_bandwidth_gbs(gpu: &Gpu) -> Result<f64, GemmError> {
     Ok(2.0 * (2 * len) as f64 / (median(&times) * 1e-3) / 1e9)
 }
 
-/// State kept across cases: the L2 flush buffer, the copy bandwidth, cuBLAS times per shape.
+/// State kept across cases: the L2 flush buffer and the copy bandwidth.
 pub struct DequantBench<'g> {
     gpu: &'g Gpu,
     flush: CudaSlice<u8>,
     /// Measured device-to-device copy bandwidth, GB/s.
     pub copy_gbs: f64,
-    cublas_ms: HashMap<(usize, usize, usize), f64>,
 }
 
 impl<'g> DequantBench<'g> {
@@ -209,7 +212,6 @@ impl<'g> DequantBench<'g> {
             gpu,
             flush,
             copy_gbs: copy_bandwidth_gbs(gpu)?,
-            cublas_ms: HashMap::new(),
         })
     }
 
@@ -220,25 +222,70 @@ impl<'g> DequantBench<'g> {
             .map_err(|e| GemmError::cuda("flushing the L2 cache", e))
     }
 
+    /// Warm-up launches of `work`: `options.warmup` of them, and more until they add up to
+    /// [`WARMUP_MS`]. After the CPU work of packing a new matrix the GPU has idled long enough
+    /// to lower its clocks, and a few 100 µs launches do not bring them back (the first batch
+    /// size measured per matrix ran ~10% slow without this).
+    fn warm_up(
+        &self,
+        options: &DequantOptions,
+        mut work: impl FnMut() -> Result<(), GemmError>,
+    ) -> Result<(), GemmError> {
+        let mut warm_ms = self.gpu.time_ms(|| {
+            for _ in 0..options.warmup {
+                work()?;
+            }
+            Ok(())
+        })?;
+        let mut launches = options.warmup;
+        while warm_ms < WARMUP_MS && launches < MAX_WARMUP_LAUNCHES {
+            warm_ms += self.gpu.time_ms(&mut work)?;
+            launches += 1;
+        }
+        Ok(())
+    }
+
     /// Median milliseconds of `work`, each launch after an L2 flush and after poisoning the
     /// output `c`, which `work` writes.
-    fn time<S>(
+    fn time(
         &mut self,
         options: &DequantOptions,
         c: &mut CudaSlice<u16>,
-        state: &mut S,
-        mut work: impl FnMut(&mut CudaSlice<u16>, &mut S) -> Result<(), GemmError>,
+        mut work: impl FnMut(&mut CudaSlice<u16>) -> Result<(), GemmError>,
     ) -> Result<f64, GemmError> {
-        for _ in 0..options.warmup {
-            work(c, state)?;
-        }
+        self.warm_up(options, || work(c))?;
         let mut times = Vec::with_capacity(options.reps);
         for _ in 0..options.reps {
             self.flush_l2()?;
             self.gpu.poison(c)?;
-            times.push(self.gpu.time_ms(|| work(c, state))?);
+            times.push(self.gpu.time_ms(|| work(c))?);
         }
         Ok(median(&times))
+    }
+
+    /// Median milliseconds of `work` and of `reference`, timed alternately (each launch after
+    /// an L2 flush and after poisoning its output), so that both see the same clocks and
+    /// temperature: long prefill runs heat the GPU enough to slow it by several percent.
+    fn time_against(
+        &mut self,
+        options: &DequantOptions,
+        c: &mut CudaSlice<u16>,
+        mut work: impl FnMut(&mut CudaSlice<u16>) -> Result<(), GemmError>,
+        c_reference: &mut CudaSlice<u16>,
+        mut reference: impl FnMut(&mut CudaSlice<u16>) -> Result<(), GemmError>,
+    ) -> Result<(f64, f64), GemmError> {
+        self.warm_up(options, || work(c))?;
+        self.warm_up(options, || reference(c_reference))?;
+        let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+        for _ in 0..options.reps {
+            self.flush_l2()?;
+            self.gpu.poison(c)?;
+            ours.push(self.gpu.time_ms(|| work(c))?);
+            self.flush_l2()?;
+            self.gpu.poison(c_reference)?;
+            theirs.push(self.gpu.time_ms(|| reference(c_reference))?);
+        }
+        Ok((median(&ours), median(&theirs)))
     }
 
     /// Benchmarks `weights` at each of `rows`: one record per m.
@@ -286,30 +333,36 @@ impl<'g> DequantBench<'g> {
                 .collect();
             let a = gpu.upload_raw(&a_host)?;
             let mut c: CudaSlice<u16> = gpu.alloc_poisoned(m * case.n)?;
-            let ms = self.time(options, &mut c, &mut scratch, |c, scratch| {
-                launch(gpu, path, &a, &device_weights, c, m, Some(blocks), scratch)
-            })?;
+            let mut c_blas: CudaSlice<u16> = gpu.alloc_poisoned(m * case.n)?;
+            let (ms, reference_ms) = self.time_against(
+                options,
+                &mut c,
+                |c| {
+                    launch(
+                        gpu,
+                        path,
+                        &a,
+                        &device_weights,
+                        c,
+                        m,
+                        Some(blocks),
+                        &mut scratch,
+                    )
+                },
+                &mut c_blas,
+                |c| gpu.launch_cublas_as(Precision::Fp16, &a, &expanded, c, &shape),
+            )?;
+            drop(c_blas);
             let out = gpu.download_raw(&c)?;
             let expand_us = match path {
                 Path::Prefill => {
                     let mut w16: CudaSlice<u16> = gpu.alloc_poisoned(case.k * case.n)?;
-                    let t = self.time(options, &mut w16, &mut (), |w16, _| {
+                    let t = self.time(options, &mut w16, |w16| {
                         launch_expand(gpu, &device_weights, w16)
                     })?;
                     Some(t * 1e3)
                 }
                 Path::Decode => None,
-            };
-            let reference_ms = match self.cublas_ms.get(&(m, case.n, case.k)) {
-                Some(&t) => t,
-                None => {
-                    let mut c_blas: CudaSlice<u16> = gpu.alloc_poisoned(m * case.n)?;
-                    let t = self.time(options, &mut c_blas, &mut (), |c, _| {
-                        gpu.launch_cublas_as(Precision::Fp16, &a, &expanded, c, &shape)
-                    })?;
-                    self.cublas_ms.insert((m, case.n, case.k), t);
-                    t
-                }
             };
 
             // Verification on sampled rows and columns, all of k.

@@ -147,8 +147,8 @@ pub fn write_plot(
 }
 
 /// Draws the dequant GEMM's speedup over cuBLAS fp16 against the weights' bit width: one line
-/// per shape and m for the unsigned formats with the most common group (and fp16 weights at 16
-/// bits), and dashed, per shape, the ideal speedup at the same bandwidth. Returns `Ok(false)`
+/// per shape for m = 1 and for m = 16, for the unsigned formats with the most common group (and
+/// fp16 weights at 16 bits), and dashed the ideal speedup at the same bandwidth. Returns `Ok(false)`
 /// when fewer than two widths were measured.
 pub fn write_dequant_plot(path: &Path, records: &[Record], device: &str) -> Result<bool, String> {
     // (n, k, m) → (bits → speedup); (n, k) → (bits → ideal).
@@ -178,7 +178,7 @@ pub fn write_dequant_plot(path: &Path, records: &[Record], device: &str) -> Resu
             }
             _ => continue,
         };
-        if r.m > 16 {
+        if r.m != 1 && r.m != 16 {
             continue;
         }
         measured
@@ -217,26 +217,22 @@ pub fn write_dequant_plot(path: &Path, records: &[Record], device: &str) -> Resu
         .x_desc("bits per weight")
         .y_desc("speedup over cuBLAS fp16")
         .x_labels(17)
+        .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()
         .map_err(err)?;
-    for (i, (&(n, k), series)) in ideal.iter().enumerate() {
-        let color = COLORS[(3 * i) % COLORS.len()];
+    // The ideal barely depends on the shape (A and C are small next to W): draw the largest's.
+    if let Some((&(n, k), series)) = ideal.iter().max_by_key(|((n, k), _)| n * k) {
         let points: Vec<(f64, f64)> = series.iter().map(|(&b, &s)| (b as f64, s)).collect();
         chart
-            .draw_series(DashedLineSeries::new(
-                points,
-                6,
-                4,
-                color.mix(0.6).stroke_width(1),
-            ))
+            .draw_series(DashedLineSeries::new(points, 6, 4, BLACK.stroke_width(1)))
             .map_err(err)?
-            .label(format!("ideal, k={k} n={n}"))
-            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.mix(0.6)));
+            .label(format!("ideal: fp16 bytes / these bytes (k={k} n={n})"))
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
     }
     let shapes: Vec<(usize, usize)> = ideal.keys().copied().collect();
-    for (j, (&(n, k, m), series)) in measured.iter().enumerate() {
+    for (&(n, k, m), series) in measured.iter() {
         let shape_index = shapes.iter().position(|&s| s == (n, k)).unwrap_or(0);
-        let color = COLORS[(3 * shape_index + 1 + j % 2) % COLORS.len()];
+        let color = COLORS[(2 * shape_index + usize::from(m > 1)) % COLORS.len()];
         let points: Vec<(f64, f64)> = series.iter().map(|(&b, &s)| (b as f64, s)).collect();
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))

@@ -405,8 +405,12 @@ pub fn write_report(
         .filter(|r| r.dequant.is_some())
         .cloned()
         .collect();
-    let mut markdown =
-        format!("# SGEMM ladder results\n\n- Device: {device}\n- Command: `{command}`\n");
+    let title = if ladder.is_empty() {
+        "Dequant GEMM results"
+    } else {
+        "SGEMM ladder results"
+    };
+    let mut markdown = format!("# {title}\n\n- Device: {device}\n- Command: `{command}`\n");
     if !ladder.is_empty() {
         markdown += &format!(
             "- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs.\n\n{plot}{}",
@@ -422,7 +426,7 @@ pub fn write_report(
             String::new()
         };
         markdown += &format!(
-            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up, the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape.\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
+            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up (at least 50 ms of it), the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape, on the same weights expanded to fp16, its launches alternating with the kernel's (so both see the same clocks and temperature).\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
             dequant_markdown_table(&dequant)
         );
     }
