@@ -13,7 +13,7 @@
 //! * **tensor cores**: `mma.sync.m16n8k16` with A's fragments from shared memory (`ldmatrix`,
 //!   16 rows with rows past m zero), fp32 accumulation;
 //! * **`cp.async` pipeline**: A, weights, scales (and zero points) of the next chunks are in
-//!   flight while the current one is decoded, `STAGES` chunks deep;
+//!   flight while the current one is decoded, [`stages`]`(bits)` chunks deep;
 //! * **stream-K split**: the work is a sequence of *units* (one chunk of k of one 16 × 256
 //!   output tile), and each block takes an equal, contiguous share of it, so every SM gets the
 //!   same number of chunks whatever the shape (with one block per tile, 224 tiles on 132 SMs
@@ -23,10 +23,10 @@
 //!   zeroes the workspace for the next call.
 //!
 //! **Measured** (H100, `docs/results/h100-dequant`, k × n = 8192 × 57344, m = 1–16): u4 with
-//! group 128 in 105–107 µs, **3.08–3.14× cuBLAS fp16** (the ideal at equal bandwidth is 3.88×;
-//! the goal was 3.5×), streaming at 77% of the copy bandwidth; u8 at 99% of its ideal 1.97×.
-//! Below 4 bits the instruction count per weight and the per-chunk barrier, not the bytes, set
-//! the time (u1: 81–85 µs). `docs/dequant.md` has the full sweep and the analysis.
+//! group 128 in 96–98 µs, **3.29–3.37× cuBLAS fp16** (the ideal at equal bandwidth is 3.88×;
+//! the goal was 3.5×), streaming at 84–85% of the copy bandwidth; u8 at 97–98% of its ideal
+//! 1.97×. Below 4 bits the instruction count per weight and the per-chunk barrier, not the
+//! bytes, set the time (u1: 82–91 µs). `docs/dequant.md` has the full sweep and the analysis.
 //!
 //! Launch: 256 threads (8 warps × 32 columns), a 1-D grid of any size up to the number of
 //! units (the host launches two blocks per SM, what fits at a time), [`shared_bytes`]`(bits)`
@@ -56,15 +56,23 @@ pub const fn stage_bytes(bits: u32) -> u32 {
     TILE_M * chunk_k(bits) * 2 + WARPS * loads(bits) * 512 + 2 * GROUP_BYTES
 }
 
-/// Pipeline depth: as many stages as fit in 96 KiB (two blocks per SM), 2 to 8.
+/// Pipeline depth: enough stages that about 32 KiB of weights are in flight while one stage
+/// is decoded, within 96 KiB of shared memory (two blocks per SM), 2 to 8. More is not better:
+/// with 4-bit weights 3 stages measured 6–8% faster than 4 on the H100 (and 2 stages 3%
+/// slower), fp16 weights 5% faster with 3 than with 4: past what hides the latency, more
+/// requests in flight only crowd the memory system. (7-bit weights, whose third stage would
+/// need 110 KiB, measured 7% slower with it.)
 pub const fn stages(bits: u32) -> u32 {
+    let weights = WARPS * loads(bits) * 512;
+    let wanted = 1 + (32 * 1024u32).div_ceil(weights);
     let fit = 96 * 1024 / stage_bytes(bits);
-    if fit < 2 {
+    let stages = if wanted < fit { wanted } else { fit };
+    if stages < 2 {
         2
-    } else if fit > 8 {
+    } else if stages > 8 {
         8
     } else {
-        fit
+        stages
     }
 }
 
