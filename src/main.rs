@@ -248,6 +248,22 @@ fn run(cli: Cli) -> Result<bool> {
                 }
                 cases
             };
+            // Shapes, groups and formats are checked before any GPU work.
+            for (case, rows) in &cases {
+                for &m in rows {
+                    GemmShape::new(m, case.n, case.k)?;
+                }
+                if case.format != WeightFormat::F16
+                    && (case.group == 0 || !case.k.is_multiple_of(case.group))
+                {
+                    return Err(rust_gemm::GemmError::GroupSize {
+                        group: case.group,
+                        k: case.k,
+                    }
+                    .into());
+                }
+                rust_gemm::prepack::check_group(case.format, case.group, case.k)?;
+            }
             let path = match path {
                 DequantPath::Auto => None,
                 DequantPath::Decode => Some(DequantKernel::Decode),
@@ -397,6 +413,12 @@ fn dequant(
     };
     let mut records: Vec<Record> = Vec::new();
     for (i, (case, rows)) in cases.iter().enumerate() {
+        bench.check_fits(case, rows).with_context(|| {
+            format!(
+                "{} group {} at k={} n={}",
+                case.format, case.group, case.k, case.n
+            )
+        })?;
         let weights = RandomWeights::new(*case, seed.wrapping_add(i as u64))?;
         let new = bench.run(&weights, rows, &options).with_context(|| {
             format!(

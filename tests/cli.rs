@@ -168,6 +168,12 @@ fn dequant_refuses_bad_formats_and_groups_before_any_gpu_work() {
         (&["dequant", "--format", "u9"][..], "u9"),
         (&["dequant", "--format", "e9m2"][..], "e9m2"),
         (&["dequant", "--group", "twelve"][..], "--group twelve"),
+        (&["dequant", "--m", "0"][..], "at least 1"),
+        (&["dequant", "--group", "100"][..], "group size 100"),
+        (
+            &["dequant", "--group", "48", "--k", "4800"][..],
+            "group size 48",
+        ),
     ] {
         let output = ladder(args);
         let (stdout, stderr) = text(&output);

@@ -228,7 +228,7 @@ fn bad_buffers_and_block_counts_are_refused() {
             &mut scratch,
         );
         assert!(
-            matches!(result, Err(GemmError::UnsupportedFormat(_))),
+            matches!(result, Err(GemmError::DecodeBlocks { .. })),
             "blocks {blocks}"
         );
     }

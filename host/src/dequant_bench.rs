@@ -288,6 +288,28 @@ impl<'g> DequantBench<'g> {
         Ok((median(&ours), median(&theirs)))
     }
 
+    /// Refuses a case the device cannot hold, before anything is drawn or packed on the host:
+    /// the packed weights, up to three fp16 expansions at once (cuBLAS's operand, prefill's,
+    /// and the one the expansion is timed into), A, and C twice (ours and cuBLAS's) for the
+    /// largest m. Also checks the shape itself (no zero, nothing past 2³¹ − 1).
+    pub fn check_fits(&self, case: &WeightCase, rows: &[usize]) -> Result<(), GemmError> {
+        let m_max = rows.iter().copied().max().unwrap_or(1);
+        for &m in rows {
+            GemmShape::new(m, case.n, case.k)?;
+        }
+        let bits = case.format.bits() as u128;
+        let (k, n, m) = (case.k as u128, case.n as u128, m_max as u128);
+        let needed = (k + 128) * (n + 256) * bits / 8 + 3 * k * n * 2 + m * k * 2 + 2 * m * n * 2;
+        let free = self.gpu.free_memory()? as u128;
+        if needed > free {
+            return Err(GemmError::OutOfDeviceMemory {
+                needed_bytes: needed.min(u64::MAX as u128) as u64,
+                free_bytes: free as u64,
+            });
+        }
+        Ok(())
+    }
+
     /// Benchmarks `weights` at each of `rows`: one record per m.
     pub fn run(
         &mut self,
@@ -297,6 +319,7 @@ impl<'g> DequantBench<'g> {
     ) -> Result<Vec<Record>, GemmError> {
         let gpu = self.gpu;
         let case = weights.case;
+        self.check_fits(&case, rows)?;
         let packed = weights.prepack()?;
         let device_weights = FastWeights::upload(gpu, &packed)?;
         drop(packed);

@@ -300,9 +300,7 @@ pub fn launch_decode(
     }
     let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m));
     if blocks == 0 || blocks > units {
-        return Err(GemmError::UnsupportedFormat(format!(
-            "{blocks} decode blocks: there must be between 1 and {units} (one per chunk of k of each 16 × 256 output tile)"
-        )));
+        return Err(GemmError::DecodeBlocks { blocks, units });
     }
     // A rows must span whole chunks, with zeros past k.
     let a_ptr = if w.k_pad == w.k {

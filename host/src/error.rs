@@ -140,6 +140,28 @@ pub enum GemmError {
         /// The reduction length.
         k: usize,
     },
+    /// A group size the fast dequant kernels do not take (its k-tiles would straddle groups).
+    #[error(
+        "group size {group} is not supported by the fast dequant kernels: they take per-channel scales (group = k = {k}) or groups of at least 32 rows that divide {chunk} or are multiples of it (32, 64, 128, 256, ...)"
+    )]
+    UnsupportedGroup {
+        /// The group size asked for.
+        group: usize,
+        /// The reduction length.
+        k: usize,
+        /// Rows of k per chunk of the kernels.
+        chunk: usize,
+    },
+    /// A decode-kernel grid outside what the work can be split into.
+    #[error(
+        "{blocks} decode blocks: there must be between 1 and {units} (one per chunk of k of each 16 × 256 output tile)"
+    )]
+    DecodeBlocks {
+        /// The blocks asked for.
+        blocks: usize,
+        /// The units of work.
+        units: usize,
+    },
     /// No rung has that name.
     #[error("no rung named {name:?}; known rungs: {known}")]
     UnknownRung {

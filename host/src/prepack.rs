@@ -120,9 +120,7 @@ pub fn check_group(format: WeightFormat, group: usize, k: usize) -> Result<(), G
     if fits {
         Ok(())
     } else {
-        Err(GemmError::UnsupportedFormat(format!(
-            "group size {group} in the fast dequant kernels (they take per-channel scales, or groups of at least 32 rows that divide {chunk} or are multiples of it)"
-        )))
+        Err(GemmError::UnsupportedGroup { group, k, chunk })
     }
 }
 
