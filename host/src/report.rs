@@ -223,25 +223,7 @@ pub fn text_table(records: &[Record]) -> String {
     }
     let records = &ladder[..];
     let rows: Vec<[String; 10]> = records.iter().map(cells).collect();
-    let mut widths = HEADERS.map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        padded.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = line(&HEADERS.map(String::from));
-    out += &line(&widths.map(|w| "-".repeat(w)));
-    for row in &rows {
-        out += &line(row);
-    }
+    let out = aligned_table(&HEADERS, &rows);
     let mut out = out + &skip_notes(records);
     if !dequant.is_empty() {
         out += "\n";
@@ -302,8 +284,14 @@ pub fn dequant_text_table(records: &[Record]) -> String {
         .filter(|r| r.dequant.is_some())
         .map(dequant_cells)
         .collect();
-    let mut widths = DEQUANT_HEADERS.map(|h| h.chars().count());
-    for row in &rows {
+    aligned_table(&DEQUANT_HEADERS, &rows)
+}
+
+/// `headers` and `rows` as plain text, each column padded to its widest cell, with a rule of
+/// dashes under the headers.
+fn aligned_table<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut widths = headers.map(|h| h.chars().count());
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
@@ -316,25 +304,33 @@ pub fn dequant_text_table(records: &[Record]) -> String {
             .collect();
         padded.join("  ").trim_end().to_string() + "\n"
     };
-    let mut out = line(&DEQUANT_HEADERS.map(String::from));
+    let mut out = line(&headers.map(String::from));
     out += &line(&widths.map(|w| "-".repeat(w)));
-    for row in &rows {
+    for row in rows {
         out += &line(row);
+    }
+    out
+}
+
+/// `headers` and `rows` as a GitHub Markdown table.
+fn markdown_rows<const N: usize>(
+    headers: &[&str; N],
+    rows: impl Iterator<Item = [String; N]>,
+) -> String {
+    let mut out = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(N));
+    for row in rows {
+        out += &format!("| {} |\n", row.join(" | "));
     }
     out
 }
 
 /// The dequant records as a GitHub Markdown table.
 pub fn dequant_markdown_table(records: &[Record]) -> String {
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        DEQUANT_HEADERS.join(" | "),
-        "---|".repeat(DEQUANT_HEADERS.len())
-    );
-    for r in records.iter().filter(|r| r.dequant.is_some()) {
-        out += &format!("| {} |\n", dequant_cells(r).join(" | "));
-    }
-    out
+    let rows = records
+        .iter()
+        .filter(|r| r.dequant.is_some())
+        .map(dequant_cells);
+    markdown_rows(&DEQUANT_HEADERS, rows)
 }
 
 /// The results as a GitHub Markdown table, with the reasons for skipped rungs below it.
@@ -345,15 +341,7 @@ pub fn markdown_table(records: &[Record]) -> String {
         .cloned()
         .collect();
     let records = &ladder[..];
-    let mut out = format!(
-        "| {} |\n|{}\n",
-        HEADERS.join(" | "),
-        "---|".repeat(HEADERS.len())
-    );
-    for r in records {
-        out += &format!("| {} |\n", cells(r).join(" | "));
-    }
-    out + &skip_notes(records)
+    markdown_rows(&HEADERS, records.iter().map(cells)) + &skip_notes(records)
 }
 
 fn skip_notes(records: &[Record]) -> String {
