@@ -78,22 +78,7 @@ pub fn launch_reference(
     c: &mut CudaSlice<u16>,
     m: usize,
 ) -> Result<(), GemmError> {
-    let shape = GemmShape::new(m, weights.n, weights.k)?;
-    let (a_len, _, c_len) = shape.elements();
-    for (name, rows, cols, expected, actual) in [
-        ("A", m, weights.k, a_len, a.len()),
-        ("C", m, weights.n, c_len, c.len()),
-    ] {
-        if expected != actual {
-            return Err(GemmError::BufferSize {
-                name,
-                rows,
-                cols,
-                expected,
-                actual,
-            });
-        }
-    }
+    check_activations(m, weights.n, weights.k, a.len(), c.len())?;
     if weights.group == 0 || !weights.k.is_multiple_of(weights.group) {
         return Err(GemmError::GroupSize {
             group: weights.group,
@@ -138,6 +123,32 @@ pub fn launch_reference(
     unsafe { builder.launch(config) }
         .map(drop)
         .map_err(|e| GemmError::cuda(format!("launching {REFERENCE_ENTRY}"), e))
+}
+
+/// Checks that A holds `m × k` and C `m × n` elements (the dequant GEMMs' activations and
+/// output), returning the shape.
+pub(crate) fn check_activations(
+    m: usize,
+    n: usize,
+    k: usize,
+    a_len: usize,
+    c_len: usize,
+) -> Result<GemmShape, GemmError> {
+    let shape = GemmShape::new(m, n, k)?;
+    let (a_expected, _, c_expected) = shape.elements();
+    for (name, cols, expected, actual) in [("A", k, a_expected, a_len), ("C", n, c_expected, c_len)]
+    {
+        if expected != actual {
+            return Err(GemmError::BufferSize {
+                name,
+                rows: m,
+                cols,
+                expected,
+                actual,
+            });
+        }
+    }
+    Ok(shape)
 }
 
 /// The f64 reference for `a (m×k, fp16) · dequant(weights)`: the fp16 inputs are exact in f32,

@@ -155,6 +155,7 @@ pub struct FastWeights {
     /// Bytes the kernels read for the weights (codes, scales, offsets).
     pub bytes: usize,
     kernel_group: usize,
+    /// The kernels' last four arguments: offset, exponent, mantissa, rebias.
     constants: [u32; 4],
     entry: usize,
     weights: CudaSlice<u8>,
@@ -238,22 +239,7 @@ fn check_buffers(
     c: &CudaSlice<u16>,
     m: usize,
 ) -> Result<GemmShape, GemmError> {
-    let shape = GemmShape::new(m, w.n, w.k)?;
-    let (a_len, _, c_len) = shape.elements();
-    for (name, rows, cols, expected, actual) in
-        [("A", m, w.k, a_len, a.len()), ("C", m, w.n, c_len, c.len())]
-    {
-        if expected != actual {
-            return Err(GemmError::BufferSize {
-                name,
-                rows,
-                cols,
-                expected,
-                actual,
-            });
-        }
-    }
-    Ok(shape)
+    crate::dequant::check_activations(m, w.n, w.k, a.len(), c.len())
 }
 
 /// The decode kernel's units of work: one chunk of k of one 16 × 256 output tile each.
@@ -335,7 +321,6 @@ pub fn launch_decode(
         w.k_chunks() as u32,
         w.kernel_group as u32,
     );
-    let [offset, exponent, mantissa, rebias] = w.constants;
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
     let mut builder = gpu.stream().launch_builder(&function);
     builder
@@ -352,11 +337,9 @@ pub fn launch_decode(
         .arg(&column_blocks)
         .arg(&k_chunks)
         .arg(&group);
-    builder
-        .arg(&offset)
-        .arg(&exponent)
-        .arg(&mantissa)
-        .arg(&rebias);
+    for constant in &w.constants {
+        builder.arg(constant);
+    }
     unsafe { builder.launch(config) }
         .map(drop)
         .map_err(|e| GemmError::cuda(format!("launching {}", DECODE_ENTRIES[w.entry]), e))
@@ -392,7 +375,6 @@ pub fn launch_expand(
         shared_mem_bytes: expand_shared_bytes(w.bits()) as u32,
     };
     let (k32, n32, group) = (w.k as u32, w.n as u32, w.kernel_group as u32);
-    let [offset, exponent, mantissa, rebias] = w.constants;
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
     let mut builder = gpu.stream().launch_builder(&function);
     builder
@@ -403,11 +385,9 @@ pub fn launch_expand(
         .arg(&k32)
         .arg(&n32)
         .arg(&group);
-    builder
-        .arg(&offset)
-        .arg(&exponent)
-        .arg(&mantissa)
-        .arg(&rebias);
+    for constant in &w.constants {
+        builder.arg(constant);
+    }
     unsafe { builder.launch(config) }
         .map(drop)
         .map_err(|e| GemmError::cuda(format!("launching {}", EXPAND_ENTRIES[w.entry]), e))
