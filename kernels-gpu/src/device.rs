@@ -395,6 +395,26 @@ pub unsafe fn load_shared_u16(src: u32) -> u32 {
     value
 }
 
+/// The 32-bit value at the shared-memory address `src` (4-byte aligned).
+#[inline(always)]
+pub unsafe fn load_shared_u32(src: u32) -> u32 {
+    let value: u32;
+    unsafe {
+        core::arch::asm!("ld.shared.u32 {v}, [{src}];", v = out(reg32) value, src = in(reg32) src,
+            options(readonly, nostack))
+    };
+    value
+}
+
+/// Stores the 32-bit value `value` at the shared-memory address `dst` (4-byte aligned).
+#[inline(always)]
+pub unsafe fn store_shared_u32(dst: u32, value: u32) {
+    unsafe {
+        core::arch::asm!("st.shared.u32 [{dst}], {v};", dst = in(reg32) dst, v = in(reg32) value,
+            options(nostack))
+    };
+}
+
 /// Stores the 16-bit value `value` at the shared-memory address `dst`.
 #[inline(always)]
 pub unsafe fn store_shared_u16(dst: u32, value: u32) {

@@ -38,8 +38,8 @@ use super::packed::{
 };
 use crate::device::{
     block_x, commit_async_copies, copy_async_16, dynamic_shared_bytes, fma, grid_dim_x,
-    load_shared_16, load_shared_u16, shared_address, shared_f32, store_f16x2_or_partial,
-    sync_threads, thread_x, trap, wait_async_copies,
+    load_shared_16, load_shared_u16, load_shared_u32, shared_address, shared_f32,
+    store_f16x2_or_partial, store_shared_u32, sync_threads, thread_x, trap, wait_async_copies,
 };
 use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
 use seq_macro::seq;
@@ -594,24 +594,6 @@ unsafe fn arrive(counter: *mut u32) -> u32 {
             at = in(reg64) counter, options(nostack))
     };
     old
-}
-
-#[inline(always)]
-unsafe fn store_shared_u32(dst: u32, value: u32) {
-    unsafe {
-        core::arch::asm!("st.shared.u32 [{dst}], {v};", dst = in(reg32) dst, v = in(reg32) value,
-            options(nostack))
-    };
-}
-
-#[inline(always)]
-unsafe fn load_shared_u32(src: u32) -> u32 {
-    let v: u32;
-    unsafe {
-        core::arch::asm!("ld.shared.u32 {v}, [{src}];", v = out(reg32) v, src = in(reg32) src,
-            options(readonly, nostack))
-    };
-    v
 }
 
 /// One kernel entry per (bits, decoder): `dequant_decode_<name>`.
