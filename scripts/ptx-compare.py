@@ -3,10 +3,11 @@
 what changes when other kernels are added to the module: label numbers, comments, whitespace,
 mangled helper names and the names of anonymous shared-memory symbols.
 
-    scripts/ptx-compare.py OLD.ptx NEW.ptx
+    scripts/ptx-compare.py OLD.ptx NEW.ptx [--all]
 
 Used to show that a build which adds kernels elsewhere (the dequant GEMM) leaves the ladder's
-kernels, and so its committed measurements, unchanged."""
+kernels, and so its committed measurements, unchanged. With --all, every entry of OLD is
+compared (the dequant kernels too), not only the ladder's."""
 import re,sys
 def entries(path):
     s=open(path).read()
@@ -24,7 +25,8 @@ def entries(path):
             out[m.group(2)]=body
     return out
 old=entries(sys.argv[1]); new=entries(sys.argv[2])
-ladder=[k for k in old if k.startswith(('sgemm_','hgemm_'))]
+every='--all' in sys.argv[3:]
+ladder=[k for k in old if every or k.startswith(('sgemm_','hgemm_'))]
 same=[k for k in ladder if k in new and old[k]==new[k]]
 diff=[k for k in ladder if k not in new or old[k]!=new[k]]
-print(len(ladder),"ladder entries;",len(same),"identical (up to labels, comments, whitespace, mangled helper names);","differ:",diff)
+print(len(ladder),"entries;" if every else "ladder entries;",len(same),"identical (up to labels, comments, whitespace, mangled helper names);","differ:",diff)

@@ -329,11 +329,11 @@ pub const RUNGS: &[Rung] = &[
     },
     pipelined(
         "v13",
-        "cp.async 4-stage pipeline",
+        "cp.async 4-stage pipeline, 16 deep",
         "sgemm_v13_async_copies",
         128,
         128,
-        8,
+        16,
         8,
         4,
     ),

@@ -195,6 +195,27 @@ pub fn shared_address<T>(ptr: *const T) -> u32 {
     address
 }
 
+/// `base` moved on by `count · size` bytes, as one `mad.wide.u32` (a full 64-bit product of
+/// two 32-bit factors, so it cannot wrap). Written in PTX so that LLVM cannot split a
+/// loop-invariant part off the offset and keep it alive across iterations: a kernel that issues
+/// many copies per step then holds one base pointer and one row length instead of a 64-bit
+/// pointer per copy.
+#[inline(always)]
+pub fn byte_offset<T>(base: *const T, count: u32, size: u32) -> *const T {
+    let moved: u64;
+    unsafe {
+        core::arch::asm!(
+            "mad.wide.u32 {moved}, {count}, {size}, {base};",
+            moved = out(reg64) moved,
+            count = in(reg32) count,
+            size = in(reg32) size,
+            base = in(reg64) base as u64,
+            options(pure, nomem, nostack),
+        )
+    };
+    moved as *const T
+}
+
 /// `cp.async` of 4 bytes from global `src` to the shared-memory address `dst` (see
 /// [`shared_address`]), without passing through registers: the copy runs in the background
 /// until [`wait_async_copies`]. When `valid` is false nothing is read and `dst` is filled with
@@ -224,6 +245,37 @@ pub unsafe fn copy_async_16<T>(dst: u32, src: *const T, valid: bool) {
             dst = in(reg32) dst,
             src = in(reg64) src,
             src_bytes = in(reg32) src_bytes,
+            options(nostack),
+        )
+    };
+}
+
+/// [`copy_async_4`] with `valid` given as `cp.async`'s `ignore-src` predicate rather than as a
+/// source size. Same effect; but ptxas maps the predicate straight onto the copy instruction's
+/// own predicate, where from a source size held in a register it may derive address arithmetic
+/// per copy. Used where many copies per step are issued (v13).
+#[inline(always)]
+pub unsafe fn copy_async_4_if(dst: u32, src: *const f32, valid: bool) {
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred ignore; setp.eq.u32 ignore, {valid}, 0; cp.async.ca.shared.global [{dst}], [{src}], 4, ignore; }}",
+            dst = in(reg32) dst,
+            src = in(reg64) src,
+            valid = in(reg32) valid as u32,
+            options(nostack),
+        )
+    };
+}
+
+/// [`copy_async_16`] with `valid` given as the `ignore-src` predicate (see [`copy_async_4_if`]).
+#[inline(always)]
+pub unsafe fn copy_async_16_if<T>(dst: u32, src: *const T, valid: bool) {
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .pred ignore; setp.eq.u32 ignore, {valid}, 0; cp.async.cg.shared.global [{dst}], [{src}], 16, ignore; }}",
+            dst = in(reg32) dst,
+            src = in(reg64) src,
+            valid = in(reg32) valid as u32,
             options(nostack),
         )
     };

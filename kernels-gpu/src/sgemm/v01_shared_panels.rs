@@ -14,7 +14,7 @@
 //! phase cannot overlap the compute phase: the SM idles most of the time. The rung is slower
 //! than v0, which is the lesson: stage *tiles* that slide along k (v2), not whole panels.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 0.07 TFLOP/s, 0.1% of cuBLAS: 100× slower than v0, for the reasons above.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 0.06 TFLOP/s, 0.1% of cuBLAS: 100× slower than v0, for the reasons above.
 //!
 //! Launch: block 8×4 threads, grid ⌈n/8⌉ × ⌈m/4⌉, `48·k` bytes of dynamic shared memory.
 

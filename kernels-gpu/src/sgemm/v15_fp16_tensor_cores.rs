@@ -35,8 +35,8 @@
 //! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices); launch order is
 //! grouped.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 466.6 TFLOP/s, **62.4% of cuBLAS
-//! fp16** (747 TFLOP/s; 61.5% in a separate run); 62.7% at 8192³.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 471.1 TFLOP/s, **63.0% of cuBLAS
+//! fp16** (748 TFLOP/s; 62.4% and 61.5% in earlier runs of the same code); 61% at 8192³.
 //!
 //! Launch: 256 threads (8 warps, 2 × 4), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
 //! [`SHARED_BYTES`] (192 KiB) of dynamic shared memory.
