@@ -9,7 +9,7 @@ use crate::gpu::Gpu;
 use crate::prepack::{BLOCK_COLUMNS, Prepacked, chunk_k, loads};
 use crate::quant::WeightFormat;
 use crate::{GemmError, GemmShape, Rung};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
 
 /// Largest m the decode kernel is chosen for by default; above it, prefill.
 pub const DECODE_MAX_M: usize = 16;
@@ -337,12 +337,7 @@ pub fn launch_decode(
         .arg(&column_blocks)
         .arg(&k_chunks)
         .arg(&group);
-    for constant in &w.constants {
-        builder.arg(constant);
-    }
-    unsafe { builder.launch(config) }
-        .map(drop)
-        .map_err(|e| GemmError::cuda(format!("launching {}", DECODE_ENTRIES[w.entry]), e))
+    launch_with_constants(builder, &w.constants, config, DECODE_ENTRIES[w.entry])
 }
 
 /// Queues the expansion of `w` into `out` (`k × n` fp16, row-major).
@@ -385,12 +380,22 @@ pub fn launch_expand(
         .arg(&k32)
         .arg(&n32)
         .arg(&group);
-    for constant in &w.constants {
+    launch_with_constants(builder, &w.constants, config, EXPAND_ENTRIES[w.entry])
+}
+
+/// Appends the format's constants, the last arguments of both fast kernels, and launches.
+fn launch_with_constants<'a>(
+    mut builder: LaunchArgs<'a>,
+    constants: &'a [u32; 4],
+    config: LaunchConfig,
+    entry: &str,
+) -> Result<(), GemmError> {
+    for constant in constants {
         builder.arg(constant);
     }
     unsafe { builder.launch(config) }
         .map(drop)
-        .map_err(|e| GemmError::cuda(format!("launching {}", EXPAND_ENTRIES[w.entry]), e))
+        .map_err(|e| GemmError::cuda(format!("launching {entry}"), e))
 }
 
 /// The tensor-core rung the prefill path multiplies with: v18 (TMA, persistent) where k and n
