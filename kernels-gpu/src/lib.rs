@@ -25,6 +25,8 @@
 
 pub mod dequant;
 pub mod device;
+pub mod element;
+pub mod epilogue;
 pub mod sgemm;
 pub mod tensor_core;
 pub mod tma;

@@ -1,0 +1,12 @@
+//! What the kernels (`kernels-gpu`, built for nvptx64) and the host (`rust-gemm`) must agree
+//! on, written once: the argument block of the library kernels ([`GemmArgs`]), the activation
+//! codes of the fused epilogue ([`Activation`]), and each kernel's launch geometry (threads per
+//! block, block tiles, pipeline stages, shared-memory bytes) and the dequant layout constants.
+//!
+//! `#![no_std]` and dependency-free, so that the device crate can use it with only `core`.
+
+#![no_std]
+
+pub mod args;
+
+pub use args::{Activation, GemmArgs};
