@@ -1,0 +1,36 @@
+//! What the dequant GPU tests share: the GPU, every weight format, random fp16 activations.
+
+use half::f16;
+use rust_gemm::PTX;
+use rust_gemm::check::cpu::random_matrix;
+use rust_gemm::harness::gpu::Gpu;
+use rust_gemm::quant::format::WeightFormat;
+
+pub fn open_gpu() -> Gpu {
+    Gpu::new(PTX).unwrap_or_else(|e| panic!("these tests need a CUDA GPU: {e}"))
+}
+
+/// Every format: u1–u8 (with and without zero points), i2–i8, every eXmY of up to 8 bits, f16.
+pub fn formats() -> Vec<(WeightFormat, bool)> {
+    let mut all: Vec<(WeightFormat, bool)> = Vec::new();
+    for b in 1..=8 {
+        all.push((WeightFormat::Unsigned(b), false));
+        all.push((WeightFormat::Unsigned(b), true));
+    }
+    all.extend((2..=8).map(|b| (WeightFormat::Signed(b), false)));
+    for exponent in 1..=7 {
+        for mantissa in 0..=(7 - exponent) {
+            all.push((WeightFormat::Float { exponent, mantissa }, false));
+        }
+    }
+    all.push((WeightFormat::F16, false));
+    all
+}
+
+/// `len` fp16 values, uniform in [-1, 1) before rounding.
+pub fn half_matrix(len: usize, seed: u64) -> Vec<f16> {
+    random_matrix(len, seed)
+        .into_iter()
+        .map(f16::from_f32)
+        .collect()
+}

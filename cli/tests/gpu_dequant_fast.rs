@@ -1,0 +1,260 @@
+//! GPU tests of the fast dequant kernels (decode and prefill) on pre-packed weights: every
+//! weight format × group size × aligned and ragged shapes × block counts, against the f64 CPU
+//! product of A and the dequantized weights, exactly as each path uses them: rounded to fp16,
+//! `fp16(value · scale)`, where the path does that (prefill; small floats with wide exponents),
+//! else exact (`rounds_weights`). The error model is fp32 accumulation and fp16 output only, so
+//! a single wrong weight bit fails. Ignored by default; on a GPU machine run
+//! `cargo test --test gpu_dequant_fast -- --ignored`.
+
+use half::f16;
+use rust_gemm::GemmError;
+use rust_gemm::GemmShape;
+use rust_gemm::PTX;
+use rust_gemm::check::cpu::{random_matrix, reference_gemm};
+use rust_gemm::check::verify::{ErrorModel, compare_with_model};
+use rust_gemm::harness::gpu::Gpu;
+use rust_gemm::quant::fast::{FastWeights, Path, Scratch, entries, launch, rounds_weights};
+use rust_gemm::quant::format::{Quantized, WeightFormat, quantize};
+use rust_gemm::quant::prepack::Prepacked;
+
+mod dequant_common;
+use dequant_common::{formats, half_matrix, open_gpu};
+
+/// Runs `path` on `quantized` with `m` random rows and checks it; returns a failure message.
+fn check(
+    gpu: &Gpu,
+    quantized: &Quantized,
+    m: usize,
+    path: Path,
+    blocks: Option<usize>,
+    seed: u64,
+) -> Option<String> {
+    let (n, k) = (quantized.n, quantized.k);
+    let weights = FastWeights::upload(gpu, &Prepacked::new(quantized).unwrap()).unwrap();
+    let a_host = half_matrix(m * k, seed);
+    let a = gpu
+        .upload_raw(&a_host.iter().map(|x| x.to_bits()).collect::<Vec<u16>>())
+        .unwrap();
+    let mut c = gpu.upload_raw(&vec![0x7E00u16; m * n]).unwrap();
+    let mut scratch = Scratch::default();
+    // Twice: the second call checks that shared tiles leave the workspace and counters clean.
+    for _ in 0..2 {
+        gpu.poison(&mut c).unwrap();
+        launch(gpu, path, &a, &weights, &mut c, m, blocks, &mut scratch).unwrap();
+    }
+    let out: Vec<f32> = gpu
+        .download_raw(&c)
+        .unwrap()
+        .into_iter()
+        .map(|b| f16::from_bits(b).to_f32())
+        .collect();
+    let a32: Vec<f32> = a_host.iter().map(|x| x.to_f32()).collect();
+    let rounded = rounds_weights(path, quantized.format);
+    let weights: Vec<f32> = quantized
+        .dequantize()
+        .into_iter()
+        .map(|w| {
+            if rounded {
+                f16::from_f32(w).to_f32()
+            } else {
+                w
+            }
+        })
+        .collect();
+    let reference = reference_gemm(&a32, &weights, &GemmShape { m, n, k });
+    let v = compare_with_model(
+        &out,
+        &reference.product,
+        &reference.magnitude,
+        k,
+        &ErrorModel::FP16,
+    );
+    (!v.passed).then(|| {
+        format!(
+            "{}{} group {} {path:?} blocks {blocks:?} at {m}×{n}×{k}: rel error {:.3e} (tolerance {:.3e}), {} out of bound",
+            quantized.format,
+            if quantized.zeros.is_some() { " with zero points" } else { "" },
+            quantized.group,
+            v.rel_error,
+            v.tolerance,
+            v.elements_out_of_bound
+        )
+    })
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split() {
+    let gpu = open_gpu();
+    // (m, n, k, groups, blocks): aligned; ragged m and n with two groups per chunk; ragged k
+    // (A padded) with per-channel scales; m past one tile. Block counts: one block for all
+    // (tiles in sequence), one block per unit, and counts that split tiles unevenly.
+    type Case<'a> = (usize, usize, usize, &'a [usize], &'a [Option<usize>]);
+    let cases: [Case; 4] = [
+        (16, 256, 512, &[32, 64, 128, 512], &[Some(1), Some(3), None]),
+        (3, 67, 384, &[64, 128], &[Some(1), Some(2)]),
+        (5, 33, 131, &[131], &[Some(1), Some(2)]),
+        (20, 520, 256, &[32], &[Some(5), Some(7), None]),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (case, &(m, n, k, groups, blocks)) in cases.iter().enumerate() {
+        for (f, &(format, zeros)) in formats().iter().enumerate() {
+            for &group in groups {
+                let group = if format == WeightFormat::F16 {
+                    k
+                } else {
+                    group
+                };
+                let seed = 1000 * case as u64 + 10 * f as u64 + group as u64;
+                let w = random_matrix(k * n, seed);
+                let quantized = quantize(&w, k, n, format, group, zeros).unwrap();
+                for &count in blocks {
+                    checked += 1;
+                    failures.extend(check(&gpu, &quantized, m, Path::Decode, count, seed + 1));
+                }
+            }
+        }
+    }
+    eprintln!("{checked} decode cases checked, {} failed", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn prefill_path_matches_the_cpu_for_every_format() {
+    let gpu = open_gpu();
+    // v18 (k and n multiples of 8) and v15 (ragged) behind the expansion.
+    let cases: [(usize, usize, usize, usize); 2] = [(40, 264, 256, 64), (33, 67, 131, 131)];
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (case, &(m, n, k, group)) in cases.iter().enumerate() {
+        for (f, &(format, zeros)) in formats().iter().enumerate() {
+            let group = if format == WeightFormat::F16 {
+                k
+            } else {
+                group
+            };
+            let seed = 5000 + 1000 * case as u64 + 10 * f as u64;
+            let quantized =
+                quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
+            checked += 1;
+            failures.extend(check(&gpu, &quantized, m, Path::Prefill, None, seed + 1));
+        }
+    }
+    eprintln!("{checked} prefill cases checked, {} failed", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn every_fast_entry_loads() {
+    let gpu = open_gpu();
+    for entry in entries() {
+        assert!(PTX.contains(&format!(".entry {entry}(")), "{entry} missing");
+    }
+    drop(gpu);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn bad_buffers_and_block_counts_are_refused() {
+    let gpu = open_gpu();
+    let (m, n, k) = (4, 32, 256);
+    let quantized = quantize(
+        &random_matrix(k * n, 7),
+        k,
+        n,
+        WeightFormat::Unsigned(4),
+        128,
+        false,
+    )
+    .unwrap();
+    let weights = FastWeights::upload(&gpu, &Prepacked::new(&quantized).unwrap()).unwrap();
+    let mut scratch = Scratch::default();
+    let short_a = gpu.upload_raw(&vec![0u16; m * k - 1]).unwrap();
+    let a = gpu.upload_raw(&vec![0u16; m * k]).unwrap();
+    let mut c = gpu.upload_raw(&vec![0u16; m * n]).unwrap();
+    for path in [Path::Decode, Path::Prefill] {
+        assert!(matches!(
+            launch(
+                &gpu,
+                path,
+                &short_a,
+                &weights,
+                &mut c,
+                m,
+                None,
+                &mut scratch
+            ),
+            Err(GemmError::BufferSize { name: "A", .. })
+        ));
+    }
+    // k = 256 is two chunks of one tile: 2 units.
+    for blocks in [0, 3] {
+        let result = launch(
+            &gpu,
+            Path::Decode,
+            &a,
+            &weights,
+            &mut c,
+            m,
+            Some(blocks),
+            &mut scratch,
+        );
+        assert!(
+            matches!(result, Err(GemmError::DecodeBlocks { .. })),
+            "blocks {blocks}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn sanitizer_subset() {
+    // A few formats over every kind of launch, small enough for compute-sanitizer's racecheck
+    // (scripts/sanitize.sh): each decoder (integer in place and by planes, with and without zero
+    // points, small floats through fp16 and f32, fp16), groups of one and several per chunk,
+    // ragged shapes, whole and shared tiles, and the prefill expansion.
+    let gpu = open_gpu();
+    let formats = [
+        (WeightFormat::Unsigned(4), true),
+        (WeightFormat::Unsigned(3), false),
+        (WeightFormat::Signed(2), false),
+        (
+            WeightFormat::Float {
+                exponent: 2,
+                mantissa: 1,
+            },
+            false,
+        ),
+        (
+            WeightFormat::Float {
+                exponent: 5,
+                mantissa: 2,
+            },
+            false,
+        ),
+        (WeightFormat::F16, false),
+    ];
+    let mut failures = Vec::new();
+    for (f, &(format, zeros)) in formats.iter().enumerate() {
+        for (m, n, k, group, blocks, path) in [
+            (3, 67, 384, 64, Some(2), Path::Decode),
+            (20, 520, 256, 256, Some(5), Path::Decode),
+            (5, 33, 131, 131, None, Path::Decode),
+            (33, 67, 131, 131, None, Path::Prefill),
+        ] {
+            let group = if format == WeightFormat::F16 {
+                k
+            } else {
+                group
+            };
+            let seed = 9000 + 10 * f as u64;
+            let quantized =
+                quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
+            failures.extend(check(&gpu, &quantized, m, path, blocks, seed + 1));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

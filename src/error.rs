@@ -1,0 +1,272 @@
+//! One error type for everything the host library can refuse or fail at.
+
+use thiserror::Error;
+
+/// Why a GEMM could not be run, or was not run correctly.
+#[derive(Debug, Error)]
+pub enum GemmError {
+    /// A dimension is zero.
+    #[error("invalid shape {m}×{n}×{k}: every dimension must be at least 1")]
+    ZeroDimension {
+        /// Rows of A and C.
+        m: usize,
+        /// Columns of B and C.
+        n: usize,
+        /// Columns of A, rows of B.
+        k: usize,
+    },
+    /// A dimension does not fit the kernels' 32-bit index arithmetic (or cuBLAS's `int`).
+    #[error(
+        "dimension {name} = {value} is too large: the kernels index with 32-bit integers, so each dimension must be at most {max}"
+    )]
+    DimensionTooLarge {
+        /// Which dimension ("m", "n" or "k").
+        name: &'static str,
+        /// Its value.
+        value: usize,
+        /// The largest value accepted.
+        max: usize,
+    },
+    /// A buffer's length does not match the shape it is used with.
+    #[error("buffer {name} holds {actual} elements but a {rows}×{cols} matrix needs {expected}")]
+    BufferSize {
+        /// Which operand ("A", "B" or "C").
+        name: &'static str,
+        /// Its rows.
+        rows: usize,
+        /// Its columns.
+        cols: usize,
+        /// rows × cols.
+        expected: usize,
+        /// The buffer's length.
+        actual: usize,
+    },
+    /// The rung needs more shared memory than a block may have on this device.
+    #[error(
+        "rung {rung} needs {needed} bytes of shared memory per block for k = {k}, but the device allows {limit} (k ≤ {max_k} for this rung)"
+    )]
+    SharedMemory {
+        /// The rung's name.
+        rung: &'static str,
+        /// The k of the shape.
+        k: usize,
+        /// Bytes the rung would need.
+        needed: usize,
+        /// Bytes the device allows per block.
+        limit: usize,
+        /// The largest k the rung accepts on this device.
+        max_k: usize,
+    },
+    /// The grid would have more blocks along one axis than CUDA allows.
+    #[error(
+        "rung {rung} would launch {blocks} blocks along grid {axis}, over CUDA's limit of {limit}"
+    )]
+    GridTooLarge {
+        /// The rung's name.
+        rung: &'static str,
+        /// "x" or "y".
+        axis: &'static str,
+        /// Blocks needed.
+        blocks: u64,
+        /// CUDA's limit on that axis.
+        limit: u64,
+    },
+    /// A vectorized rung was given a pointer that is not 16-byte aligned.
+    #[error(
+        "rung {rung} reads {name} with 128-bit loads, which need a 16-byte-aligned base address (got offset {offset_bytes} bytes past a 16-byte boundary)"
+    )]
+    Misaligned {
+        /// The rung's name.
+        rung: &'static str,
+        /// Which operand.
+        name: &'static str,
+        /// Address modulo 16.
+        offset_bytes: u64,
+    },
+    /// A TMA rung was given rows that do not start at 16-byte boundaries.
+    #[error(
+        "rung {rung} loads its tiles with TMA, which needs every row of A and B to start at a 16-byte boundary: k and n must be multiples of 8 (got k = {k}, n = {n})"
+    )]
+    TmaRows {
+        /// The rung's name.
+        rung: &'static str,
+        /// Columns of A.
+        k: usize,
+        /// Columns of B.
+        n: usize,
+    },
+    /// The buffers' element type is not the one the rung takes.
+    #[error(
+        "rung {rung} takes {expected} matrices ({precision} precision), but was given {given} buffers"
+    )]
+    WrongElementType {
+        /// The rung's name.
+        rung: &'static str,
+        /// The rung's precision label.
+        precision: &'static str,
+        /// The element type the rung takes.
+        expected: &'static str,
+        /// The element type of the buffers passed.
+        given: &'static str,
+    },
+    /// An epilogue was asked of a rung whose kernel has none.
+    #[error(
+        "rung {rung} has no fused epilogue: only rungs with epilogue arguments (v12) take alpha, beta and an activation"
+    )]
+    NoEpilogue {
+        /// The rung's name.
+        rung: &'static str,
+    },
+    /// An autotuned rung was launched directly instead of through the autotuner.
+    #[error(
+        "rung {rung} is autotuned: pick one of its candidates first (autotune::Autotuner::pick)"
+    )]
+    NeedsTuning {
+        /// The rung's name.
+        rung: &'static str,
+    },
+    /// A weight format the quantizer does not support, or a name it cannot parse.
+    #[error(
+        "unsupported weight format {0:?}: use u1–u8, i2–i8, a small float eXmY with 1 + X + Y ≤ 8 bits (X ≥ 1, Y ≥ 0, e.g. e2m1, e4m3, e5m2), or f16"
+    )]
+    UnsupportedFormat(String),
+    /// The quantization group does not divide the reduction length.
+    #[error(
+        "group size {group} does not divide k = {k}: groups of scales run along k, so k must be a multiple of the group size"
+    )]
+    GroupSize {
+        /// The group size asked for.
+        group: usize,
+        /// The reduction length.
+        k: usize,
+    },
+    /// A group size the fast dequant kernels do not take (its k-tiles would straddle groups).
+    #[error(
+        "group size {group} is not supported by the fast dequant kernels: they take per-channel scales (group = k = {k}) or groups of at least 32 rows that divide {chunk} or are multiples of it (32, 64, 128, 256, ...)"
+    )]
+    UnsupportedGroup {
+        /// The group size asked for.
+        group: usize,
+        /// The reduction length.
+        k: usize,
+        /// Rows of k per chunk of the kernels.
+        chunk: usize,
+    },
+    /// A decode-kernel grid outside what the work can be split into.
+    #[error(
+        "{blocks} decode blocks: there must be between 1 and {units} (one per chunk of k of each 16 × 256 output tile)"
+    )]
+    DecodeBlocks {
+        /// The blocks asked for.
+        blocks: usize,
+        /// The units of work.
+        units: usize,
+    },
+    /// No rung has that name.
+    #[error("no rung named {name:?}; known rungs: {known}")]
+    UnknownRung {
+        /// The name asked for.
+        name: String,
+        /// The names that exist, comma-separated.
+        known: String,
+    },
+    /// The operands do not fit in device memory.
+    #[error(
+        "out of device memory: {needed_bytes} bytes are needed but only {free_bytes} are free on the device"
+    )]
+    OutOfDeviceMemory {
+        /// Bytes the run needs.
+        needed_bytes: u64,
+        /// Bytes free on the device.
+        free_bytes: u64,
+    },
+    /// No usable GPU: no driver library, no device, or the driver refused to start.
+    #[error("no CUDA GPU available: {0}")]
+    NoGpu(String),
+    /// cuBLAS could not be loaded or failed.
+    #[error("cuBLAS: {0}")]
+    Cublas(String),
+    /// The driver refused the PTX (for example, a driver older than the PTX version).
+    #[error(
+        "the CUDA driver could not load the kernels' PTX (PTX ISA {ptx_version}, target {ptx_target}) on {device} (compute capability {}.{}): the driver must accept PTX ISA {ptx_version} and the GPU must support {ptx_target}",
+        capability.0,
+        capability.1
+    )]
+    ModuleLoad {
+        /// The PTX's `.version`.
+        ptx_version: String,
+        /// The PTX's `.target`.
+        ptx_target: String,
+        /// The device's name.
+        device: String,
+        /// The device's compute capability.
+        capability: (i32, i32),
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+    /// A kernel entry point is missing from the loaded PTX.
+    #[error("entry point {entry} is missing from the kernels' PTX")]
+    MissingKernel {
+        /// The entry point's name.
+        entry: &'static str,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+    /// The device is older than (or otherwise not one of) the architectures the kernels are
+    /// built for.
+    #[error(
+        "{name} (compute capability {}.{}) cannot run these kernels: they need {needed}",
+        capability.0,
+        capability.1
+    )]
+    UnsupportedDevice {
+        /// The device's name.
+        name: String,
+        /// Its compute capability.
+        capability: (i32, i32),
+        /// What the kernels need.
+        needed: &'static str,
+    },
+    /// Any other CUDA driver error, with what was being done.
+    #[error("CUDA error while {context}: {source}")]
+    Cuda {
+        /// What the host was doing.
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+}
+
+impl GemmError {
+    /// Wraps a driver error with what the host was doing when it happened.
+    pub fn cuda(context: impl Into<String>, source: cudarc::driver::DriverError) -> Self {
+        GemmError::Cuda {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// The driver refused `ptx` on the device `info` describes.
+    pub fn module_load(
+        ptx: &str,
+        info: &crate::runtime::DeviceInfo,
+        source: cudarc::driver::DriverError,
+    ) -> Self {
+        let directive = |name: &str| {
+            ptx.lines()
+                .find_map(|line| line.trim().strip_prefix(name))
+                .map(|rest| rest.trim().to_string())
+                .unwrap_or_else(|| "unknown".into())
+        };
+        GemmError::ModuleLoad {
+            ptx_version: directive(".version"),
+            ptx_target: directive(".target"),
+            device: info.name.clone(),
+            capability: info.compute_capability,
+            source,
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The harness: for one shape, draw fresh random inputs, compute a reference, then verify and
+//! time cuBLAS and every requested rung on the same inputs.
+//!
+//! Timing follows the project's rules: CUDA events around each launch only, warm-up launches
+//! first, the median of `reps` timed launches, the output poisoned with NaN before every
+//! launch (outside the timed region), and inputs rotated over enough copies that A and B of
+//! consecutive launches are not already in the L2 cache.
+
+use crate::check::cpu::{random_matrix, reference_gemm, reference_seconds};
+use crate::check::verify::{ErrorModel, Verification, compare_with_blas, compare_with_model};
+use crate::element::{Element, convert, widen};
+use crate::harness::gpu::Gpu;
+use crate::harness::report::Record;
+use crate::ladder::autotune::{Autotuner, Trial};
+use crate::ladder::rungs::Precision;
+use crate::{GemmError, GemmShape, Rung};
+use cudarc::driver::CudaSlice;
+
+/// How to obtain the reference product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferencePolicy {
+    /// The f64 CPU product where it takes at most [`CPU_REFERENCE_SECONDS`], cuBLAS beyond.
+    Auto,
+    /// Always the f64 CPU product.
+    Cpu,
+    /// Always cuBLAS SGEMM with TF32 off.
+    Cublas,
+}
+
+/// The longest the automatic policy lets the CPU reference run, in estimated seconds.
+pub const CPU_REFERENCE_SECONDS: f64 = 30.0;
+/// At most this many copies of the inputs are rotated through.
+pub const MAX_INPUT_SETS: usize = 8;
+
+/// Settings shared by every shape of a run.
+#[derive(Clone, Copy, Debug)]
+pub struct BenchOptions {
+    /// Untimed launches before timing.
+    pub warmup: usize,
+    /// Timed launches; the median is reported.
+    pub reps: usize,
+    /// Where the reference comes from.
+    pub reference: ReferencePolicy,
+}
+
+/// How many copies of A and B to rotate through so that together they exceed twice the L2
+/// cache: each launch then starts with its inputs out of cache, as in a real workload.
+pub fn input_sets(shape: &GemmShape, l2_bytes: usize) -> usize {
+    let (a, b, _) = shape.elements();
+    let bytes = 4 * (a + b);
+    (2 * l2_bytes)
+        .div_ceil(bytes.max(1))
+        .clamp(1, MAX_INPUT_SETS)
+}
+
+/// The median of `values` (mean of the middle two for even counts). Panics on an empty slice.
+pub fn median(values: &[f64]) -> f64 {
+    assert!(!values.is_empty(), "median of no values");
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
+}
+
+/// Device-resident inputs of one element type for one shape, with the reference they are
+/// checked against.
+struct Operands<T: Element> {
+    a: Vec<CudaSlice<T>>,
+    b: Vec<CudaSlice<T>>,
+    c: CudaSlice<T>,
+    check: Checker,
+}
+
+enum Checker {
+    Cpu {
+        product: Vec<f64>,
+        magnitude: Vec<f64>,
+    },
+    Cublas {
+        result: Vec<f32>,
+    },
+}
+
+impl Checker {
+    fn check(&self, c: &[f32], k: usize, model: &ErrorModel) -> Verification {
+        match self {
+            Checker::Cpu { product, magnitude } => {
+                compare_with_model(c, product, magnitude, k, model)
+            }
+            Checker::Cublas { result } => compare_with_blas(c, result, k, model),
+        }
+    }
+}
+
+/// The operands of one run, made on first use: fp32 (for fp32 and TF32 rungs) and fp16.
+struct Workspace<'a> {
+    gpu: &'a Gpu,
+    shape: &'a GemmShape,
+    policy: ReferencePolicy,
+    seed: u64,
+    fp32: Option<Operands<f32>>,
+    fp16: Option<Operands<u16>>,
+}
+
+impl Workspace<'_> {
+    fn fp32(&mut self) -> Result<&mut Operands<f32>, GemmError> {
+        if self.fp32.is_none() {
+            self.fp32 = Some(prepare::<f32>(
+                self.gpu,
+                self.shape,
+                self.policy,
+                self.seed,
+            )?);
+        }
+        Ok(self.fp32.as_mut().expect("just made"))
+    }
+
+    fn fp16(&mut self) -> Result<&mut Operands<u16>, GemmError> {
+        if self.fp16.is_none() {
+            self.fp16 = Some(prepare::<u16>(
+                self.gpu,
+                self.shape,
+                self.policy,
+                self.seed,
+            )?);
+        }
+        Ok(self.fp16.as_mut().expect("just made"))
+    }
+
+    /// Verifies and times `launch` (a rung, or cuBLAS when `rung` is None) on the operands of
+    /// `precision`; returns the median milliseconds.
+    fn measure(
+        &mut self,
+        precision: Precision,
+        rung: Option<&Rung>,
+        options: &BenchOptions,
+        record: &mut Record,
+    ) -> Result<f64, GemmError> {
+        let (gpu, shape) = (self.gpu, self.shape);
+        let model = ErrorModel::for_precision(precision);
+        record.precision = precision.label().to_string();
+        match precision {
+            Precision::Fp32 | Precision::Tf32 => {
+                let operands = self.fp32()?;
+                measure(
+                    gpu,
+                    operands,
+                    shape,
+                    options,
+                    &model,
+                    record,
+                    |a, b, c| match rung {
+                        Some(rung) => gpu.launch_rung(rung, a, b, c, shape),
+                        None if precision == Precision::Fp32 => gpu.launch_cublas(a, b, c, shape),
+                        None => gpu.launch_cublas_as(precision, a, b, c, shape),
+                    },
+                )
+            }
+            Precision::Fp16 => {
+                let operands = self.fp16()?;
+                measure(
+                    gpu,
+                    operands,
+                    shape,
+                    options,
+                    &model,
+                    record,
+                    |a, b, c| match rung {
+                        Some(rung) => gpu.launch_rung(rung, a, b, c, shape),
+                        None => gpu.launch_cublas_as(precision, a, b, c, shape),
+                    },
+                )
+            }
+        }
+    }
+}
+
+/// Runs cuBLAS and `rungs` on `shape` with inputs drawn from `seed`. Returns one record for
+/// cuBLAS SGEMM (named "cublas") followed by one per rung; before the first rung of another
+/// precision (TF32, fp16) comes a record for that precision's cuBLAS baseline
+/// ("cublas-tf32", "cublas-fp16"), and each rung's percentage is of its own baseline. A rung
+/// that cannot take this shape (its limits) gets a record that says why; a CUDA failure ends
+/// the run with an error. Autotuned rungs are resolved through `tuner`; `on_search` sees each
+/// new search's trials.
+pub fn run_shape(
+    gpu: &Gpu,
+    shape: &GemmShape,
+    rungs: &[&'static Rung],
+    options: &BenchOptions,
+    seed: u64,
+    tuner: &mut Autotuner,
+    on_search: &mut dyn FnMut(&Rung, &[Trial]),
+) -> Result<Vec<Record>, GemmError> {
+    let mut work = Workspace {
+        gpu,
+        shape,
+        policy: options.reference,
+        seed,
+        fp32: None,
+        fp16: None,
+    };
+    let device = gpu.info().name.clone();
+    let new_record =
+        |rung: &str, idea: &str| Record::new(rung, idea, shape, &device, seed, options.reps);
+
+    let mut records = Vec::new();
+    // Baseline times, by precision, measured when first needed (fp32 always).
+    let mut baselines: Vec<(Precision, f64)> = Vec::new();
+    let mut baseline = |work: &mut Workspace, records: &mut Vec<Record>, precision: Precision| {
+        if let Some(&(_, ms)) = baselines.iter().find(|(p, _)| *p == precision) {
+            return Ok::<f64, GemmError>(ms);
+        }
+        let mut record = new_record(precision.baseline(), precision.baseline_idea());
+        let ms = work.measure(precision, None, options, &mut record)?;
+        record.set_reference_time(ms);
+        records.push(record);
+        baselines.push((precision, ms));
+        Ok(ms)
+    };
+    baseline(&mut work, &mut records, Precision::Fp32)?;
+
+    for &rung in rungs {
+        let mut trials = Vec::new();
+        let kernel = tuner.pick(gpu, rung, shape, &mut trials)?;
+        if !trials.is_empty() {
+            on_search(rung, &trials);
+        }
+        let baseline_ms = baseline(&mut work, &mut records, kernel.precision)?;
+        let mut record = new_record(rung.name, rung.idea);
+        record.precision = kernel.precision.label().to_string();
+        if !rung.candidates.is_empty() {
+            record.idea = format!("{} → {}", rung.idea, kernel.name);
+        }
+        if let Err(refusal) = kernel.launch(shape, gpu.info().max_shared_per_block) {
+            record.skipped = Some(refusal.to_string());
+            records.push(record);
+            continue;
+        }
+        work.measure(kernel.precision, Some(kernel), options, &mut record)?;
+        record.set_reference_time(baseline_ms);
+        records.push(record);
+    }
+    Ok(records)
+}
+
+/// Verifies one implementation on input set 0, then times it over all sets; fills `record`
+/// and returns the median time in milliseconds.
+fn measure<T: Element>(
+    gpu: &Gpu,
+    inputs: &mut Operands<T>,
+    shape: &GemmShape,
+    options: &BenchOptions,
+    model: &ErrorModel,
+    record: &mut Record,
+    mut launch: impl FnMut(&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>) -> Result<(), GemmError>,
+) -> Result<f64, GemmError> {
+    gpu.poison(&mut inputs.c)?;
+    launch(&inputs.a[0], &inputs.b[0], &mut inputs.c)?;
+    let result = widen(&gpu.download_raw(&inputs.c)?);
+    record.set_verification(&inputs.check.check(&result, shape.k, model));
+
+    let sets = inputs.a.len();
+    for i in 0..options.warmup {
+        launch(&inputs.a[i % sets], &inputs.b[i % sets], &mut inputs.c)?;
+    }
+    let mut times = Vec::with_capacity(options.reps);
+    for i in 0..options.reps {
+        gpu.poison(&mut inputs.c)?;
+        let (a, b) = (&inputs.a[i % sets], &inputs.b[i % sets]);
+        let c = &mut inputs.c;
+        times.push(gpu.time_ms(|| launch(a, b, c))?);
+    }
+    let ms = median(&times);
+    record.set_time(ms, shape);
+    Ok(ms)
+}
+
+/// Random inputs of element type `T` (drawn in f32 from `seed`, then rounded to `T`), and the
+/// reference for set 0: the f64 CPU product of the rounded values, or cuBLAS SGEMM (TF32 off)
+/// on them widened back to f32.
+fn prepare<T: Element>(
+    gpu: &Gpu,
+    shape: &GemmShape,
+    policy: ReferencePolicy,
+    seed: u64,
+) -> Result<Operands<T>, GemmError> {
+    let (a_len, b_len, c_len) = shape.elements();
+    let sets = input_sets(shape, gpu.info().l2_bytes);
+    let needed = T::BYTES * (sets * (a_len + b_len) + c_len);
+    let free = gpu.free_memory()?;
+    if needed > free {
+        return Err(GemmError::OutOfDeviceMemory {
+            needed_bytes: needed as u64,
+            free_bytes: free as u64,
+        });
+    }
+    let a_host: Vec<T> = convert(&random_matrix(a_len, seed));
+    let b_host: Vec<T> = convert(&random_matrix(b_len, seed.wrapping_add(1)));
+    let mut a = vec![gpu.upload_raw(&a_host)?];
+    let mut b = vec![gpu.upload_raw(&b_host)?];
+    for set in 1..sets {
+        let set_seed = seed.wrapping_add(2 * set as u64);
+        a.push(gpu.upload_raw(&convert::<T>(&random_matrix(a_len, set_seed)))?);
+        b.push(gpu.upload_raw(&convert::<T>(&random_matrix(
+            b_len,
+            set_seed.wrapping_add(1),
+        )))?);
+    }
+    let c = gpu.alloc_poisoned::<T>(c_len)?;
+    let use_cpu = match policy {
+        ReferencePolicy::Cpu => true,
+        ReferencePolicy::Cublas => false,
+        ReferencePolicy::Auto => reference_seconds(shape) <= CPU_REFERENCE_SECONDS,
+    };
+    let (a_wide, b_wide) = (widen(&a_host), widen(&b_host));
+    let check = if use_cpu {
+        let reference = reference_gemm(&a_wide, &b_wide, shape);
+        Checker::Cpu {
+            product: reference.product,
+            magnitude: reference.magnitude,
+        }
+    } else {
+        let (a32, b32) = (gpu.upload(&a_wide)?, gpu.upload(&b_wide)?);
+        let mut c32 = gpu.alloc_poisoned::<f32>(c_len)?;
+        gpu.launch_cublas(&a32, &b32, &mut c32, shape)?;
+        Checker::Cublas {
+            result: gpu.download(&c32)?,
+        }
+    };
+    Ok(Operands { a, b, c, check })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&[5.0]), 5.0);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[9.0, 1.0, 8.0, 2.0, 7.0]), 7.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert_eq!(median(&[1.0, 100.0]), 50.5);
+        assert_eq!(median(&[-1.0, -3.0, -2.0]), -2.0);
+        // Outliers do not move it.
+        assert_eq!(median(&[1.0, 1.1, 1.2, 1.3, 1000.0]), 1.2);
+        // The input is left as it was.
+        let values = [3.0, 1.0, 2.0];
+        median(&values);
+        assert_eq!(values, [3.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "median of no values")]
+    fn median_of_nothing_panics() {
+        median(&[]);
+    }
+
+    #[test]
+    fn input_sets_rotate_past_the_l2_cache() {
+        let square = |s| GemmShape::square(s).unwrap();
+        // 4096³: A and B are 128 MiB, already over twice a 50 MiB L2.
+        assert_eq!(input_sets(&square(4096), 50 * MIB), 1);
+        // 2048³: 32 MiB per set, 100 MiB needed → 4 sets.
+        assert_eq!(input_sets(&square(2048), 50 * MIB), 4);
+        // Exactly twice the L2 in one set.
+        assert_eq!(input_sets(&square(2048), 16 * MIB), 1);
+        assert_eq!(input_sets(&square(2048), 16 * MIB + 1), 2);
+        // Tiny shapes are capped.
+        assert_eq!(input_sets(&square(1), 50 * MIB), MAX_INPUT_SETS);
+        assert_eq!(input_sets(&square(1024), 50 * MIB), MAX_INPUT_SETS);
+        assert_eq!(MAX_INPUT_SETS, 8);
+        // No L2 at all: one set.
+        assert_eq!(input_sets(&square(64), 0), 1);
+        // Only A and B count, not C.
+        let tall = GemmShape::new(4096, 4096, 1).unwrap(); // A + B = 32 KiB
+        assert_eq!(input_sets(&tall, 50 * MIB), MAX_INPUT_SETS);
+        for (size, l2) in [(1, 1), (100, 40 * MIB), (3000, 60 * MIB), (8192, 1)] {
+            let sets = input_sets(&square(size), l2);
+            assert!((1..=MAX_INPUT_SETS).contains(&sets), "{size}, {l2}: {sets}");
+        }
+    }
+}

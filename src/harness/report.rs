@@ -1,0 +1,780 @@
+//! Result records, the table printed at the end of a run, and the report folder
+//! (`results.json` and `results.md`).
+
+use crate::GemmShape;
+use crate::check::verify::Verification;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One implementation measured at one shape.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Rung name (`v0`...) or `cublas`.
+    pub rung: String,
+    /// The rung's idea in a few words.
+    pub idea: String,
+    /// Rows of A and C.
+    pub m: usize,
+    /// Columns of B and C.
+    pub n: usize,
+    /// Reduction length.
+    pub k: usize,
+    /// Median time of one launch, milliseconds.
+    pub time_ms: Option<f64>,
+    /// `2·m·n·k / time`, in GFLOP/s.
+    pub gflops: Option<f64>,
+    /// The cuBLAS baseline of the same precision at the same shape (SGEMM with TF32 off for
+    /// fp32 rungs), in GFLOP/s.
+    pub reference_gflops: Option<f64>,
+    /// `gflops / reference_gflops`, in percent.
+    pub percent_of_reference: Option<f64>,
+    /// Relative Frobenius error against the reference product.
+    pub rel_error: Option<f64>,
+    /// Largest absolute error of one element.
+    pub max_abs_error: Option<f64>,
+    /// The relative error the result had to stay under.
+    pub tolerance: Option<f64>,
+    /// What the result was compared with (`cpu-f64` or `cublas`).
+    pub reference: Option<String>,
+    /// Verification passed.
+    pub passed: bool,
+    /// Why the rung did not run at this shape (its documented limits), if it did not.
+    pub skipped: Option<String>,
+    /// The GPU.
+    pub device: String,
+    /// Seed of the random inputs.
+    pub seed: u64,
+    /// Timed launches behind the median.
+    pub reps: usize,
+    /// Element types and arithmetic: `fp32`, `tf32` or `fp16` (records written before the
+    /// tensor-core rungs have none and read as `fp32`).
+    #[serde(default = "fp32_label")]
+    pub precision: String,
+    /// Dequant GEMM records only: the weight format and what the benchmark measured.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub dequant: Option<DequantInfo>,
+}
+
+/// What a dequant GEMM record adds to a ladder record (its `precision` is `dequant`; time,
+/// GFLOP/s, cuBLAS fp16's rate and the verification are in the common fields).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DequantInfo {
+    /// Weight format (`u4`, `i8`, `e2m1`, `f16`...).
+    pub format: String,
+    /// Rows of k per scale (k itself for per-channel scales and fp16 weights).
+    pub group: usize,
+    /// Unsigned formats with per-group zero points.
+    pub zero_points: bool,
+    /// Median time, microseconds.
+    pub time_us: f64,
+    /// cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) at the same shape, microseconds.
+    pub reference_us: f64,
+    /// `reference_us / time_us`.
+    pub speedup: f64,
+    /// Bytes the kernel must move (packed weights, scales, zero points, A, C).
+    pub bytes: usize,
+    /// `bytes / time`, GB/s.
+    pub bandwidth_gbs: f64,
+    /// `bandwidth_gbs` as a share of the measured device-to-device copy bandwidth.
+    pub bandwidth_share: f64,
+    /// The speedup over fp16 weights if both ran at the same bandwidth: the fp16 product's
+    /// bytes over these.
+    pub ideal_speedup: f64,
+    /// Blocks of the decode kernel (0 for prefill).
+    pub blocks: usize,
+    /// Relative Frobenius error against the CPU product of the exact dequantized weights (the
+    /// verified `rel_error` is against the weights as the path uses them: rounded to fp16 by
+    /// the prefill expansion, exact in the decode kernel for integers and small floats).
+    pub rel_error_unrounded: f64,
+    /// Output elements compared with the CPU (a sample of rows and columns at large shapes).
+    pub checked_elements: usize,
+    /// Prefill only: the expansion to fp16 alone, microseconds (the rest is the GEMM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expand_us: Option<f64>,
+}
+
+fn fp32_label() -> String {
+    "fp32".to_string()
+}
+
+impl Record {
+    /// An empty record for `rung` at `shape`, to be filled by the harness.
+    pub fn new(
+        rung: &str,
+        idea: &str,
+        shape: &GemmShape,
+        device: &str,
+        seed: u64,
+        reps: usize,
+    ) -> Self {
+        Record {
+            rung: rung.to_string(),
+            idea: idea.to_string(),
+            m: shape.m,
+            n: shape.n,
+            k: shape.k,
+            time_ms: None,
+            gflops: None,
+            reference_gflops: None,
+            percent_of_reference: None,
+            rel_error: None,
+            max_abs_error: None,
+            tolerance: None,
+            reference: None,
+            passed: false,
+            skipped: None,
+            device: device.to_string(),
+            seed,
+            reps,
+            precision: fp32_label(),
+            dequant: None,
+        }
+    }
+
+    /// What identifies a measurement: rung, shape, and for dequant records the format, group
+    /// and zero points.
+    pub fn key(&self) -> (String, usize, usize, usize, String) {
+        let variant = self.dequant.as_ref().map_or(String::new(), |d| {
+            format!("{} g{} z{}", d.format, d.group, d.zero_points)
+        });
+        (self.rung.clone(), self.m, self.n, self.k, variant)
+    }
+
+    /// Stores the outcome of verification.
+    pub fn set_verification(&mut self, v: &Verification) {
+        self.rel_error = Some(v.rel_error);
+        self.max_abs_error = Some(v.max_abs_error);
+        self.tolerance = Some(v.tolerance);
+        self.reference = Some(v.reference.label().to_string());
+        self.passed = v.passed;
+    }
+
+    /// Stores the median time and the rate it gives.
+    pub fn set_time(&mut self, ms: f64, shape: &GemmShape) {
+        self.time_ms = Some(ms);
+        self.gflops = Some(shape.flops() / (ms * 1e-3) / 1e9);
+    }
+
+    /// Stores cuBLAS's time at the same shape and the share of its rate this record reaches.
+    pub fn set_reference_time(&mut self, cublas_ms: f64) {
+        let shape = GemmShape {
+            m: self.m,
+            n: self.n,
+            k: self.k,
+        };
+        let reference = shape.flops() / (cublas_ms * 1e-3) / 1e9;
+        self.reference_gflops = Some(reference);
+        self.percent_of_reference = self.gflops.map(|g| 100.0 * g / reference);
+    }
+
+    /// A rung that ran and failed verification (skipped rungs are not failures).
+    pub fn failed(&self) -> bool {
+        self.skipped.is_none() && !self.passed
+    }
+
+    /// `PASS`, `FAIL` or `skipped`.
+    pub fn verdict(&self) -> &'static str {
+        match (&self.skipped, self.passed) {
+            (Some(_), _) => "skipped",
+            (None, true) => "PASS",
+            (None, false) => "FAIL",
+        }
+    }
+}
+
+const HEADERS: [&str; 10] = [
+    "rung",
+    "precision",
+    "idea",
+    "M×N×K",
+    "time (ms)",
+    "GFLOP/s",
+    "% of cuBLAS (same precision)",
+    "rel error",
+    "max error",
+    "check",
+];
+
+fn cells(r: &Record) -> [String; 10] {
+    let num =
+        |v: Option<f64>, digits: usize| v.map_or("-".to_string(), |x| format!("{x:.digits$}"));
+    let sci = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2e}"));
+    [
+        r.rung.clone(),
+        r.precision.clone(),
+        r.idea.clone(),
+        format!("{}×{}×{}", r.m, r.n, r.k),
+        num(r.time_ms, 3),
+        num(r.gflops, 0),
+        num(r.percent_of_reference, 1),
+        sci(r.rel_error),
+        sci(r.max_abs_error),
+        r.verdict().to_string(),
+    ]
+}
+
+/// The results as an aligned plain-text table, with the reasons for skipped rungs below it.
+pub fn text_table(records: &[Record]) -> String {
+    let (ladder, dequant): (Vec<Record>, Vec<Record>) =
+        records.iter().cloned().partition(|r| r.dequant.is_none());
+    if ladder.is_empty() && !dequant.is_empty() {
+        return dequant_text_table(&dequant);
+    }
+    let records = &ladder[..];
+    let rows: Vec<[String; 10]> = records.iter().map(cells).collect();
+    let out = aligned_table(&HEADERS, &rows);
+    let mut out = out + &skip_notes(records);
+    if !dequant.is_empty() {
+        out += "\n";
+        out += &dequant_text_table(&dequant);
+    }
+    out
+}
+
+const DEQUANT_HEADERS: [&str; 13] = [
+    "kernel",
+    "format",
+    "group",
+    "M×N×K",
+    "blocks",
+    "time (µs)",
+    "cuBLAS fp16 (µs)",
+    "speedup",
+    "ideal",
+    "GB/s",
+    "% of copy BW",
+    "rel error",
+    "check",
+];
+
+fn dequant_cells(r: &Record) -> [String; 13] {
+    let d = r.dequant.as_ref().expect("a dequant record");
+    let zero = if d.zero_points { "+zp" } else { "" };
+    let group = if d.group >= r.k {
+        "per-channel".to_string()
+    } else {
+        d.group.to_string()
+    };
+    [
+        r.rung.clone(),
+        format!("{}{zero}", d.format),
+        group,
+        format!("{}×{}×{}", r.m, r.n, r.k),
+        if d.blocks == 0 {
+            "-".to_string()
+        } else {
+            d.blocks.to_string()
+        },
+        format!("{:.1}", d.time_us),
+        format!("{:.1}", d.reference_us),
+        format!("{:.2}×", d.speedup),
+        format!("{:.2}×", d.ideal_speedup),
+        format!("{:.0}", d.bandwidth_gbs),
+        format!("{:.1}", 100.0 * d.bandwidth_share),
+        r.rel_error.map_or("-".to_string(), |e| format!("{e:.2e}")),
+        r.verdict().to_string(),
+    ]
+}
+
+/// The dequant records as an aligned plain-text table.
+pub fn dequant_text_table(records: &[Record]) -> String {
+    let rows: Vec<[String; 13]> = records
+        .iter()
+        .filter(|r| r.dequant.is_some())
+        .map(dequant_cells)
+        .collect();
+    aligned_table(&DEQUANT_HEADERS, &rows)
+}
+
+/// `headers` and `rows` as plain text, each column padded to its widest cell, with a rule of
+/// dashes under the headers.
+fn aligned_table<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut widths = headers.map(|h| h.chars().count());
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        padded.join("  ").trim_end().to_string() + "\n"
+    };
+    let mut out = line(&headers.map(String::from));
+    out += &line(&widths.map(|w| "-".repeat(w)));
+    for row in rows {
+        out += &line(row);
+    }
+    out
+}
+
+/// `headers` and `rows` as a GitHub Markdown table.
+fn markdown_rows<const N: usize>(
+    headers: &[&str; N],
+    rows: impl Iterator<Item = [String; N]>,
+) -> String {
+    let mut out = format!("| {} |\n|{}\n", headers.join(" | "), "---|".repeat(N));
+    for row in rows {
+        out += &format!("| {} |\n", row.join(" | "));
+    }
+    out
+}
+
+/// The dequant records as a GitHub Markdown table.
+pub fn dequant_markdown_table(records: &[Record]) -> String {
+    let rows = records
+        .iter()
+        .filter(|r| r.dequant.is_some())
+        .map(dequant_cells);
+    markdown_rows(&DEQUANT_HEADERS, rows)
+}
+
+/// The results as a GitHub Markdown table, with the reasons for skipped rungs below it.
+pub fn markdown_table(records: &[Record]) -> String {
+    let ladder: Vec<Record> = records
+        .iter()
+        .filter(|r| r.dequant.is_none())
+        .cloned()
+        .collect();
+    let records = &ladder[..];
+    markdown_rows(&HEADERS, records.iter().map(cells)) + &skip_notes(records)
+}
+
+fn skip_notes(records: &[Record]) -> String {
+    let mut out = String::new();
+    for r in records {
+        if let Some(reason) = &r.skipped {
+            let _ = writeln!(
+                out,
+                "\n{} at {}×{}×{} skipped: {reason}",
+                r.rung, r.m, r.n, r.k
+            );
+        }
+    }
+    out
+}
+
+/// File name of the dequant plot in a report folder.
+pub const DEQUANT_PLOT: &str = "plot-dequant.svg";
+
+/// Writes `results.json` (an array of records), `plot.svg` (GFLOP/s against size, when at least
+/// two square sizes were measured) and `results.md` (the command, the device, the plot and the
+/// table) into `dir`, creating it if needed. Dequant GEMM records get their own table and
+/// plot ([`DEQUANT_PLOT`]).
+pub fn write_report(
+    dir: &Path,
+    records: &[Record],
+    command: &str,
+    device: &str,
+) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(records).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("results.json"), json + "\n")?;
+    let mut plot = String::new();
+    for (file, title, precisions) in crate::harness::plot::PLOTS {
+        let chosen: Vec<Record> = records
+            .iter()
+            .filter(|r| precisions.contains(&r.precision.as_str()))
+            .cloned()
+            .collect();
+        let plotted = crate::harness::plot::write_plot(&dir.join(file), &chosen, title, device)
+            .map_err(std::io::Error::other)?;
+        if plotted {
+            plot.push_str(&format!("![{title}: TFLOP/s against size]({file})\n\n"));
+        }
+    }
+    let ladder: Vec<&Record> = records.iter().filter(|r| r.dequant.is_none()).collect();
+    let dequant: Vec<Record> = records
+        .iter()
+        .filter(|r| r.dequant.is_some())
+        .cloned()
+        .collect();
+    let title = if ladder.is_empty() {
+        "Dequant GEMM results"
+    } else {
+        "SGEMM ladder results"
+    };
+    let mut markdown = format!("# {title}\n\n- Device: {device}\n- Command: `{command}`\n");
+    if !ladder.is_empty() {
+        markdown += &format!(
+            "- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs.\n\n{plot}{}",
+            markdown_table(records)
+        );
+    }
+    if !dequant.is_empty() {
+        let plotted =
+            crate::harness::plot::write_dequant_plot(&dir.join(DEQUANT_PLOT), &dequant, device)
+                .map_err(std::io::Error::other)?;
+        let figure = if plotted {
+            format!("![speedup over cuBLAS fp16 against bit width]({DEQUANT_PLOT})\n\n")
+        } else {
+            String::new()
+        };
+        markdown += &format!(
+            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up (at least 50 ms of it), the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape, on the same weights expanded to fp16, its launches alternating with the kernel's (so both see the same clocks and temperature).\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
+            dequant_markdown_table(&dequant)
+        );
+    }
+    std::fs::write(dir.join("results.md"), markdown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::verify::ReferenceKind;
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn shape(m: usize, n: usize, k: usize) -> GemmShape {
+        GemmShape::new(m, n, k).unwrap()
+    }
+
+    fn verification(passed: bool, rel_error: f64) -> Verification {
+        Verification {
+            rel_error,
+            max_abs_error: rel_error * 10.0,
+            tolerance: 1e-5,
+            elements_out_of_bound: usize::from(!passed),
+            reference: ReferenceKind::CpuF64,
+            passed,
+        }
+    }
+
+    /// cuBLAS, a passing rung, a failing rung and a skipped rung at 127×129×131.
+    fn sample_records() -> Vec<Record> {
+        let s = shape(127, 129, 131);
+        let mut cublas = Record::new("cublas", "cuBLAS SGEMM, TF32 off", &s, "Test GPU", 7, 5);
+        cublas.set_verification(&verification(true, 1.5e-7));
+        cublas.set_time(0.5, &s);
+        cublas.set_reference_time(0.5);
+        let mut good = Record::new("v0", "global memory", &s, "Test GPU", 7, 5);
+        good.set_verification(&verification(true, 2.5e-7));
+        good.set_time(1.0, &s);
+        good.set_reference_time(0.5);
+        let mut bad = Record::new("v3", "4×4 outputs per thread", &s, "Test GPU", 7, 5);
+        bad.set_verification(&verification(false, 0.25));
+        bad.set_time(2.0, &s);
+        bad.set_reference_time(0.5);
+        let mut skipped = Record::new("v1", "whole panels in shared memory", &s, "Test GPU", 7, 5);
+        skipped.skipped = Some("rung v1 needs 393216 bytes of shared memory".to_string());
+        vec![cublas, good, bad, skipped]
+    }
+
+    /// A fresh folder under the system's temporary directory, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(tag: &str) -> Self {
+            static COUNTER: AtomicUsize = AtomicUsize::new(0);
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let path = std::env::temp_dir().join(format!(
+                "gemm-host-{tag}-{}-{nanos}-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ));
+            assert!(!path.exists(), "{} already exists", path.display());
+            TempDir(path)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dequant_record() -> Record {
+        let s = shape(16, 57344, 8192);
+        let mut r = Record::new("dequant-decode", "decode", &s, "Test GPU", 3, 15);
+        r.precision = "dequant".to_string();
+        r.set_verification(&verification(true, 2e-4));
+        r.set_time(0.1, &s);
+        r.set_reference_time(0.3);
+        r.dequant = Some(DequantInfo {
+            format: "u4".to_string(),
+            group: 128,
+            zero_points: false,
+            time_us: 100.0,
+            reference_us: 300.0,
+            speedup: 3.0,
+            bytes: 240_000_000,
+            bandwidth_gbs: 2400.0,
+            bandwidth_share: 0.8,
+            ideal_speedup: 3.9,
+            blocks: 224,
+            rel_error_unrounded: 3e-4,
+            checked_elements: 8192,
+            expand_us: None,
+        });
+        r
+    }
+
+    #[test]
+    fn dequant_records_round_trip_flat_and_old_records_still_parse() {
+        let r = dequant_record();
+        let json = serde_json::to_value(&r).unwrap();
+        // The dequant fields sit beside the common ones, as the results file promises.
+        for field in [
+            "format",
+            "group",
+            "time_us",
+            "reference_us",
+            "bandwidth_gbs",
+            "rel_error",
+            "passed",
+            "device",
+            "m",
+            "n",
+            "k",
+        ] {
+            assert!(json.get(field).is_some(), "{field} missing from {json}");
+        }
+        let back: Record = serde_json::from_value(json).unwrap();
+        assert_eq!(back, r);
+        let ladder = sample_records().remove(1);
+        let text = serde_json::to_string(&ladder).unwrap();
+        assert!(!text.contains("time_us"));
+        let back: Record = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.dequant, None);
+    }
+
+    #[test]
+    fn dequant_records_get_their_own_table_and_key() {
+        let records = vec![sample_records().remove(1), dequant_record()];
+        let text = text_table(&records);
+        assert!(text.contains("cuBLAS fp16 (µs)") && text.contains("u4"));
+        assert_ne!(records[0].key(), records[1].key());
+        let markdown = markdown_table(&records);
+        assert!(
+            !markdown.contains("dequant-decode"),
+            "the ladder table skips dequant records"
+        );
+    }
+
+    #[test]
+    fn new_record_is_empty_and_unpassed() {
+        let r = Record::new("v2", "idea", &shape(2, 3, 4), "dev", 9, 20);
+        assert_eq!((r.m, r.n, r.k), (2, 3, 4));
+        assert_eq!((r.rung.as_str(), r.device.as_str()), ("v2", "dev"));
+        assert_eq!((r.seed, r.reps), (9, 20));
+        assert!(!r.passed);
+        assert!(r.gflops.is_none() && r.rel_error.is_none() && r.skipped.is_none());
+        // Never verified counts as failed: nothing passes by default.
+        assert!(r.failed());
+        assert_eq!(r.verdict(), "FAIL");
+    }
+
+    #[test]
+    fn failed_and_verdict() {
+        let s = shape(4, 4, 4);
+        let mut r = Record::new("v0", "idea", &s, "dev", 0, 1);
+        r.set_verification(&verification(true, 1e-7));
+        assert!(!r.failed());
+        assert_eq!(r.verdict(), "PASS");
+        r.set_verification(&verification(false, 1.0));
+        assert!(r.failed());
+        assert_eq!(r.verdict(), "FAIL");
+        // Skipped is not a failure, whatever `passed` says.
+        r.skipped = Some("too big".into());
+        assert!(!r.failed());
+        assert_eq!(r.verdict(), "skipped");
+        r.passed = true;
+        assert!(!r.failed());
+        assert_eq!(r.verdict(), "skipped");
+    }
+
+    #[test]
+    fn verification_and_rates_are_stored() {
+        let s = shape(1000, 1000, 1000);
+        let mut r = Record::new("v4", "idea", &s, "dev", 0, 1);
+        let v = Verification {
+            rel_error: 1e-6,
+            max_abs_error: 2e-5,
+            tolerance: 3e-5,
+            elements_out_of_bound: 0,
+            reference: ReferenceKind::Cublas,
+            passed: true,
+        };
+        r.set_verification(&v);
+        assert_eq!(r.rel_error, Some(1e-6));
+        assert_eq!(r.max_abs_error, Some(2e-5));
+        assert_eq!(r.tolerance, Some(3e-5));
+        assert_eq!(r.reference.as_deref(), Some("cublas"));
+        assert!(r.passed);
+        // 2·10⁹ flops in 1 ms: 2000 GFLOP/s; cuBLAS in 0.5 ms: 4000 GFLOP/s, so 50 %.
+        r.set_time(1.0, &s);
+        assert_eq!(r.time_ms, Some(1.0));
+        assert!((r.gflops.unwrap() - 2000.0).abs() < 1e-9);
+        r.set_reference_time(0.5);
+        assert!((r.reference_gflops.unwrap() - 4000.0).abs() < 1e-9);
+        assert!((r.percent_of_reference.unwrap() - 50.0).abs() < 1e-9);
+        // Without a time of its own there is no percentage.
+        let mut untimed = Record::new("v4", "idea", &s, "dev", 0, 1);
+        untimed.set_reference_time(0.5);
+        assert!(untimed.reference_gflops.is_some());
+        assert!(untimed.percent_of_reference.is_none());
+    }
+
+    #[test]
+    fn text_table_shows_rows_verdicts_and_skip_reasons() {
+        let records = sample_records();
+        let table = text_table(&records);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("rung") && lines[0].contains("GFLOP/s"),
+            "{table}"
+        );
+        assert!(lines[1].starts_with("----"), "{table}");
+        let row = |name: &str| {
+            *lines
+                .iter()
+                .find(|l| l.starts_with(&format!("{name} ")))
+                .unwrap_or_else(|| panic!("no row for {name} in\n{table}"))
+        };
+        assert!(row("cublas").ends_with("PASS"), "{table}");
+        assert!(row("v0").ends_with("PASS") && row("v0").contains("127×129×131"));
+        assert!(
+            row("v0").contains("50.0"),
+            "v0 runs at 50% of cuBLAS:\n{table}"
+        );
+        assert!(
+            row("v3").ends_with("FAIL") && row("v3").contains("2.50e-1"),
+            "{table}"
+        );
+        assert!(row("v1").ends_with("skipped"), "{table}");
+        assert!(
+            table.contains("v1 at 127×129×131 skipped: rung v1 needs 393216 bytes"),
+            "{table}"
+        );
+        // Columns line up: every row starts each column at the header's offset.
+        let col = lines[0].chars().count() - "check".len();
+        for line in &lines[2..2 + records.len()] {
+            let verdict = line.rsplit("  ").next().unwrap();
+            assert_eq!(
+                line.chars().count() - verdict.chars().count(),
+                col,
+                "misaligned row {line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn markdown_table_shows_rows_verdicts_and_skip_reasons() {
+        let records = sample_records();
+        let table = markdown_table(&records);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("| rung | precision | idea |"),
+            "{table}"
+        );
+        assert_eq!(lines[1], "|---|---|---|---|---|---|---|---|---|---|");
+        let rows: Vec<&&str> = lines[2..].iter().filter(|l| l.starts_with('|')).collect();
+        assert_eq!(rows.len(), records.len(), "{table}");
+        for (row, record) in rows.iter().zip(&records) {
+            assert!(row.starts_with(&format!("| {} |", record.rung)), "{row}");
+            assert!(row.ends_with(&format!("| {} |", record.verdict())), "{row}");
+            assert!(row.contains(&format!("| {} |", record.precision)), "{row}");
+            assert_eq!(row.matches('|').count(), 11, "{row}");
+        }
+        assert!(
+            table.contains("v1 at 127×129×131 skipped: rung v1 needs"),
+            "{table}"
+        );
+        assert!(!markdown_table(&records[..3]).contains("skipped"));
+    }
+
+    #[test]
+    fn write_report_writes_json_and_markdown() {
+        let dir = TempDir::new("report");
+        let target = dir.0.join("nested");
+        let records = sample_records();
+        let command = "sgemm-ladder --sizes 64 --shapes 127x129x131";
+        write_report(&target, &records, command, "Test GPU").unwrap();
+
+        let json = std::fs::read_to_string(target.join("results.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        let array = value.as_array().expect("a JSON array");
+        assert_eq!(array.len(), records.len());
+        for (entry, record) in array.iter().zip(&records) {
+            for field in [
+                "rung",
+                "m",
+                "n",
+                "k",
+                "gflops",
+                "reference_gflops",
+                "rel_error",
+                "passed",
+                "device",
+            ] {
+                assert!(
+                    entry.get(field).is_some(),
+                    "field {field} missing in {entry}"
+                );
+            }
+            assert_eq!(entry["rung"], record.rung.as_str());
+            assert_eq!(entry["m"], 127);
+            assert_eq!(entry["n"], 129);
+            assert_eq!(entry["k"], 131);
+            assert_eq!(entry["passed"], record.passed);
+            assert_eq!(entry["device"], "Test GPU");
+        }
+        assert_eq!(array[2]["rel_error"], 0.25);
+        assert!(array[3]["gflops"].is_null());
+        // Reads back (serde_json parses floats to within an ulp, not always exactly).
+        let back: Vec<Record> = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.len(), records.len());
+        for (b, r) in back.iter().zip(&records) {
+            assert_eq!(
+                (&b.rung, b.passed, &b.skipped, b.seed),
+                (&r.rung, r.passed, &r.skipped, r.seed)
+            );
+            let close = |x: Option<f64>, y: Option<f64>| match (x, y) {
+                (Some(x), Some(y)) => (x - y).abs() <= 1e-12 * y.abs(),
+                (x, y) => x == y,
+            };
+            assert!(close(b.gflops, r.gflops) && close(b.rel_error, r.rel_error));
+            assert!(close(b.max_abs_error, r.max_abs_error), "{b:?}");
+        }
+
+        let markdown = std::fs::read_to_string(target.join("results.md")).unwrap();
+        assert!(markdown.contains(&format!("`{command}`")), "{markdown}");
+        assert!(markdown.contains("Device: Test GPU"), "{markdown}");
+        assert!(markdown.contains(&markdown_table(&records)), "{markdown}");
+
+        // Writing again replaces the files.
+        write_report(&target, &records[..1], "again", "Test GPU").unwrap();
+        let json = std::fs::read_to_string(target.join("results.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value.as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn write_report_with_nan_error_is_still_valid_json() {
+        // A NaN-poisoned result has a NaN relative error; JSON has no NaN.
+        let dir = TempDir::new("nan");
+        let mut records = sample_records();
+        records[2].rel_error = Some(f64::NAN);
+        records[2].max_abs_error = Some(f64::NAN);
+        write_report(&dir.0, &records, "cmd", "dev").unwrap();
+        let json = std::fs::read_to_string(dir.0.join("results.json")).unwrap();
+        let value: serde_json::Value = serde_json::from_str(&json).expect("valid JSON");
+        assert_eq!(value[2]["passed"], false);
+        assert!(text_table(&records).contains("NaN"));
+    }
+
+    #[test]
+    fn write_report_fails_on_a_file_in_the_way() {
+        let dir = TempDir::new("blocked");
+        std::fs::create_dir_all(&dir.0).unwrap();
+        let file = dir.0.join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        assert!(write_report(&file, &sample_records(), "cmd", "dev").is_err());
+    }
+}

@@ -1,0 +1,191 @@
+//! Launching a rung of the ladder: its geometry from the table of rungs, its checks, and the
+//! TMA tensor maps of the TMA rungs.
+
+use crate::element::Element;
+use crate::ladder::rungs::{Epilogue, Precision};
+use crate::runtime::Runtime;
+use crate::{GemmError, GemmShape, Rung};
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+impl Runtime {
+    /// Queues `rung` computing `c = a·b` for `shape`, after checking the element type, buffers,
+    /// limits and alignment. `T` is `f32` for fp32 and TF32 rungs, `u16` (fp16 bits) for fp16
+    /// rungs.
+    pub fn launch_rung<T: Element>(
+        &self,
+        rung: &Rung,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        self.launch(rung, a, b, c, shape, &Epilogue::STORE)
+    }
+
+    /// Queues `rung` computing `c = activation(alpha·a·b + beta·c)`; the rung must take
+    /// epilogue arguments (v12).
+    pub fn launch_rung_with_epilogue(
+        &self,
+        rung: &Rung,
+        a: &CudaSlice<f32>,
+        b: &CudaSlice<f32>,
+        c: &mut CudaSlice<f32>,
+        shape: &GemmShape,
+        epilogue: &Epilogue,
+    ) -> Result<(), GemmError> {
+        if !rung.epilogue_args && *epilogue != Epilogue::STORE {
+            return Err(GemmError::NoEpilogue { rung: rung.name });
+        }
+        self.launch(rung, a, b, c, shape, epilogue)
+    }
+
+    fn launch<T: Element>(
+        &self,
+        rung: &Rung,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
+        shape: &GemmShape,
+        epilogue: &Epilogue,
+    ) -> Result<(), GemmError> {
+        check_element::<T>(rung)?;
+        shape.check_buffers(a.len(), b.len(), c.len())?;
+        if !rung.candidates.is_empty() {
+            return Err(GemmError::NeedsTuning { rung: rung.name });
+        }
+        let launch = rung.launch(shape, self.info().max_shared_per_block)?;
+        rung.check_alignment(self.address(a), self.address(b))?;
+        let function = self.kernel(rung.entry)?;
+        let blocks = if launch.persistent {
+            launch.grid.0.min(self.info().sm_count as u32)
+        } else {
+            launch.grid.0
+        };
+        let config = LaunchConfig {
+            grid_dim: (blocks, launch.grid.1, 1),
+            block_dim: (launch.block.0, launch.block.1, 1),
+            shared_mem_bytes: launch.shared_mem_bytes,
+        };
+        // GemmShape guarantees every dimension fits in 31 bits.
+        let (m, n, k) = (shape.m as u32, shape.n as u32, shape.k as u32);
+        let (slope, activation) = match epilogue.leaky_slope {
+            Some(slope) => (slope, 1u32),
+            None => (0.0f32, 0u32),
+        };
+        let maps = if rung.tensor_maps {
+            Some(self.tensor_maps_for(a, b, shape)?)
+        } else {
+            None
+        };
+        let mut builder = self.stream().launch_builder(&function);
+        builder.arg(a).arg(b).arg(c).arg(&m).arg(&n).arg(&k);
+        if let Some(maps) = &maps {
+            builder.arg(maps);
+        }
+        if rung.epilogue_args {
+            builder
+                .arg(&epilogue.alpha)
+                .arg(&epilogue.beta)
+                .arg(&slope)
+                .arg(&activation);
+        }
+        unsafe { builder.launch(config) }
+            .map(drop)
+            .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
+    }
+
+    /// The device address of the TMA tensor maps (A, then B, 128 bytes each) for fp16 `a`
+    /// (m×k) and `b` (k×n), built on first use and kept for later launches on the same
+    /// buffers and shape: A in boxes of 128 rows × 64 columns, B in boxes of 64 × 64, both
+    /// with the 128-byte swizzle, zeros outside the matrices.
+    fn tensor_maps_for<T: Element>(
+        &self,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        shape: &GemmShape,
+    ) -> Result<u64, GemmError> {
+        let key = (self.address(a), self.address(b), shape.m, shape.n, shape.k);
+        let mut cache = self
+            .tensor_maps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(maps) = cache.get(&key) {
+            return Ok(self.address(maps));
+        }
+        let mut bytes = Vec::with_capacity(256);
+        // (address, columns, rows, box columns, box rows): dimensions innermost first.
+        for (address, cols, rows, box_cols, box_rows) in [
+            (key.0, shape.k, shape.m, 64u32, 128u32),
+            (key.1, shape.n, shape.k, 64, 64),
+        ] {
+            bytes.extend_from_slice(&encode_tensor_map(address, cols, rows, box_cols, box_rows)?);
+        }
+        let maps = self.upload_raw(&bytes)?;
+        let ptr = self.address(&maps);
+        cache.insert(key, maps);
+        Ok(ptr)
+    }
+}
+
+/// A TMA tensor map for a row-major fp16 matrix of `rows × cols` at device `address`, read in
+/// boxes of `box_rows × box_cols` with the 128-byte swizzle.
+fn encode_tensor_map(
+    address: u64,
+    cols: usize,
+    rows: usize,
+    box_cols: u32,
+    box_rows: u32,
+) -> Result<[u8; 128], GemmError> {
+    use cudarc::driver::sys::{
+        CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
+        CUtensorMapL2promotion, CUtensorMapSwizzle, cuTensorMapEncodeTiled,
+    };
+    let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
+    let dims = [cols as u64, rows as u64];
+    // Bytes from one row to the next (the innermost stride is implied).
+    let strides = [cols as u64 * 2];
+    let boxes = [box_cols, box_rows];
+    let element_strides = [1u32, 1];
+    let result = unsafe {
+        cuTensorMapEncodeTiled(
+            map.as_mut_ptr(),
+            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            2,
+            address as *mut std::ffi::c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            element_strides.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    result
+        .result()
+        .map_err(|e| GemmError::cuda("encoding a TMA tensor map", e))?;
+    let map = unsafe { map.assume_init() };
+    let mut bytes = [0u8; 128];
+    for (chunk, word) in bytes.as_chunks_mut::<8>().0.iter_mut().zip(map.opaque) {
+        *chunk = word.to_le_bytes();
+    }
+    Ok(bytes)
+}
+
+/// Refuses buffers whose element type is not the one `rung` takes.
+fn check_element<T: Element>(rung: &Rung) -> Result<(), GemmError> {
+    let expected = match rung.precision {
+        Precision::Fp32 | Precision::Tf32 => <f32 as Element>::NAME,
+        Precision::Fp16 => <u16 as Element>::NAME,
+    };
+    if T::NAME != expected {
+        return Err(GemmError::WrongElementType {
+            rung: rung.name,
+            precision: rung.precision.label(),
+            expected,
+            given: T::NAME,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,705 @@
+//! The table of rungs: the single place that says which kernels exist, how each is launched and
+//! what it requires. The CLI, the tests and the benches all read [`RUNGS`]; adding a rung means
+//! adding its file under `kernels-gpu/src/sgemm/` and one row here.
+
+use crate::{GemmError, GemmShape};
+
+/// How much dynamic shared memory a rung's block needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedMem {
+    /// None.
+    None,
+    /// A fixed number of bytes, whatever the shape.
+    Fixed(usize),
+    /// `bytes_per_k × k` bytes: the block stages whole panels of length k.
+    PerK {
+        /// Bytes per unit of k.
+        bytes_per_k: usize,
+    },
+}
+
+/// How blocks are laid out over the tiles of C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridOrder {
+    /// A 2-D grid: block (x, y) computes tile row y, tile column x.
+    RowMajor,
+    /// A 1-D grid of one block per tile; the kernel maps its index to a tile in grouped order.
+    Grouped,
+    /// Persistent blocks: the kernel loops over the tiles in grouped order, from its block
+    /// index in steps of the grid size. [`Rung::launch`] reports one block per tile (the
+    /// work); the runtime launches `min(tiles, SMs)` of them ([`Launch::persistent`]).
+    Persistent,
+}
+
+/// What a rung multiplies and how: the element type of A, B and C, and the arithmetic.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// fp32 A, B, C; fp32 multiply-adds (FFMA). Compared with cuBLAS SGEMM, TF32 off.
+    Fp32,
+    /// fp32 A, B, C; inputs rounded to TF32 for the tensor cores, fp32 accumulation. Compared
+    /// with cuBLAS in TF32 mode.
+    Tf32,
+    /// fp16 A, B, C (passed as `u16` bit patterns); fp32 accumulation on the tensor cores.
+    /// Compared with cuBLAS fp16 (`cublasGemmEx`, fp32 compute).
+    Fp16,
+}
+
+impl Precision {
+    /// Every precision, in ladder order.
+    pub const ALL: [Precision; 3] = [Precision::Fp32, Precision::Tf32, Precision::Fp16];
+
+    /// Short label for reports: `fp32`, `tf32`, `fp16`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "fp32",
+            Precision::Tf32 => "tf32",
+            Precision::Fp16 => "fp16",
+        }
+    }
+
+    /// The name of the cuBLAS baseline for this precision in reports.
+    pub fn baseline(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "cublas",
+            Precision::Tf32 => "cublas-tf32",
+            Precision::Fp16 => "cublas-fp16",
+        }
+    }
+
+    /// The baseline's description.
+    pub fn baseline_idea(&self) -> &'static str {
+        match self {
+            Precision::Fp32 => "cuBLAS SGEMM, TF32 off",
+            Precision::Tf32 => "cuBLAS GEMM, TF32 tensor cores",
+            Precision::Fp16 => "cuBLAS GEMM, fp16 in/out, fp32 accumulation",
+        }
+    }
+
+    /// Bytes per element of A, B and C.
+    pub fn element_bytes(&self) -> usize {
+        match self {
+            Precision::Fp32 | Precision::Tf32 => 4,
+            Precision::Fp16 => 2,
+        }
+    }
+}
+
+/// One rung of the ladder: a kernel entry point and everything needed to launch it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rung {
+    /// Short name, used on the command line and in reports (`v0`, `v1`, ...).
+    pub name: &'static str,
+    /// The rung's idea, in a few words.
+    pub idea: &'static str,
+    /// The kernel's entry point in the PTX.
+    pub entry: &'static str,
+    /// Threads per block along x and y.
+    pub block_dim: (u32, u32),
+    /// Rows of C each block computes.
+    pub block_tile_m: u32,
+    /// Columns of C each block computes.
+    pub block_tile_n: u32,
+    /// Dynamic shared memory per block.
+    pub shared_mem: SharedMem,
+    /// Whether A and B are read with 128-bit loads, which need 16-byte-aligned base addresses.
+    pub vector_loads: bool,
+    /// How blocks map to tiles of C.
+    pub grid: GridOrder,
+    /// For an autotuned rung, the kernels it chooses from (the host times them per shape, see
+    /// [`crate::ladder::autotune`]); empty for a rung that is one kernel.
+    pub candidates: &'static [Rung],
+    /// The kernel takes four more arguments after `(a, b, c, m, n, k)`: `alpha`, `beta`,
+    /// `leaky_slope` and `activation` (see [`Epilogue`]).
+    pub epilogue_args: bool,
+    /// Element types and arithmetic.
+    pub precision: Precision,
+    /// The kernel loads its tiles with TMA and takes one more argument, the address of the
+    /// tensor maps of A and B (built by the host, see [`crate::runtime`]). TMA needs rows that
+    /// start at 16-byte boundaries: k and n multiples of 8 (fp16).
+    pub tensor_maps: bool,
+}
+
+/// `C = activation(alpha·A·B + beta·C)`, for rungs with `epilogue_args`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Epilogue {
+    /// Scale of the product.
+    pub alpha: f32,
+    /// Scale of the existing C (0: C is not read).
+    pub beta: f32,
+    /// `Some(slope)`: leaky ReLU, `x` if `x > 0` else `slope·x`.
+    pub leaky_slope: Option<f32>,
+}
+
+impl Epilogue {
+    /// A plain product, `C = A·B`.
+    pub const STORE: Epilogue = Epilogue {
+        alpha: 1.0,
+        beta: 0.0,
+        leaky_slope: None,
+    };
+}
+
+/// Every rung, in ladder order.
+pub const RUNGS: &[Rung] = &[
+    Rung {
+        name: "v0",
+        idea: "global memory",
+        entry: "sgemm_v00_global_memory",
+        block_dim: (32, 8),
+        block_tile_m: 8,
+        block_tile_n: 32,
+        shared_mem: SharedMem::None,
+        vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v1",
+        idea: "whole panels in shared memory",
+        entry: "sgemm_v01_shared_panels",
+        block_dim: (8, 4),
+        block_tile_m: 4,
+        block_tile_n: 8,
+        // A panel 4×k plus B panel k×8, in f32.
+        shared_mem: SharedMem::PerK {
+            bytes_per_k: (4 + 8) * 4,
+        },
+        vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v2",
+        idea: "shared-memory tiles along k",
+        entry: "sgemm_v02_shared_tiles",
+        block_dim: (32, 32),
+        block_tile_m: 32,
+        block_tile_n: 32,
+        shared_mem: SharedMem::Fixed(2 * 32 * 32 * 4),
+        vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v3",
+        idea: "4×4 outputs per thread",
+        entry: "sgemm_v03_thread_tile",
+        block_dim: (16, 16),
+        block_tile_m: 64,
+        block_tile_n: 64,
+        shared_mem: SharedMem::Fixed(2 * 64 * 16 * 4),
+        vector_loads: false,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v4",
+        idea: "float4 global loads",
+        entry: "sgemm_v04_float4_loads",
+        block_dim: (16, 16),
+        block_tile_m: 64,
+        block_tile_n: 64,
+        shared_mem: SharedMem::Fixed(2 * 64 * 16 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v5",
+        idea: "8×8 register tiles, outer products",
+        entry: "sgemm_v05_register_blocking",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v6",
+        idea: "float4 B fragments from shared",
+        entry: "sgemm_v06_vector_fragments",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v7",
+        idea: "A tile transposed in shared",
+        entry: "sgemm_v07_transposed_a",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v8",
+        idea: "double buffering",
+        entry: "sgemm_v08_double_buffering",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::RowMajor,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v9",
+        idea: "grouped launch order (L2 reuse)",
+        entry: "sgemm_v09_grouped_order",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        shared_mem: SharedMem::Fixed(2 * 2 * 128 * 8 * 4),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
+    warp_tiled(
+        "v10",
+        "warp tiling, conflict-free fragments",
+        "sgemm_v10_warp_tiling",
+        128,
+        128,
+        8,
+        8,
+    ),
+    Rung {
+        candidates: V11_CANDIDATES,
+        ..warp_tiled(
+            "v11",
+            "autotuned block tile",
+            "sgemm_v10_warp_tiling",
+            128,
+            128,
+            8,
+            8,
+        )
+    },
+    Rung {
+        epilogue_args: true,
+        ..warp_tiled(
+            "v12",
+            "fused epilogue (α, β, leaky ReLU)",
+            "sgemm_v12_fused_epilogue",
+            128,
+            128,
+            8,
+            8,
+        )
+    },
+    pipelined(
+        "v13",
+        "cp.async 4-stage pipeline, 16 deep",
+        "sgemm_v13_async_copies",
+        128,
+        128,
+        16,
+        8,
+        4,
+    ),
+    Rung {
+        name: "v14",
+        idea: "TF32 tensor cores (mma.sync m16n8k8)",
+        entry: "sgemm_v14_tf32_tensor_cores",
+        block_dim: (128, 1),
+        block_tile_m: 128,
+        block_tile_n: 128,
+        // 4 stages of a 128×(16 + 4) A tile and a 16×(128 + 8) B tile, in f32.
+        shared_mem: SharedMem::Fixed(4 * (128 * 20 + 16 * 136) * 4),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Tf32,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v15",
+        idea: "FP16 mma.sync, ldmatrix, swizzle",
+        entry: "hgemm_v15_fp16_tensor_cores",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 256,
+        // 4 stages of a 128×64 A tile and a 64×256 B tile, in fp16.
+        shared_mem: SharedMem::Fixed(4 * (128 * 64 + 64 * 256) * 2),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp16,
+        tensor_maps: false,
+    },
+    Rung {
+        name: "v16",
+        idea: "Hopper wgmma (sm_90a), async warpgroup MMA",
+        entry: "hgemm_v16_wgmma",
+        block_dim: (256, 1),
+        block_tile_m: 128,
+        block_tile_n: 256,
+        // 4 stages of a 128×64 A tile and a 64×256 B tile in fp16, plus 1 KiB to align the
+        // first stage to 1 024 bytes (the 128-byte swizzle's atom).
+        shared_mem: SharedMem::Fixed(4 * (128 * 64 + 64 * 256) * 2 + 1024),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp16,
+        tensor_maps: false,
+    },
+    v17_row(),
+    Rung {
+        name: "v18",
+        idea: "persistent blocks, one per SM",
+        entry: "hgemm_v18_persistent",
+        grid: GridOrder::Persistent,
+        ..v17_row()
+    },
+];
+
+/// v17's row, which v18 shares but for its entry and grid.
+const fn v17_row() -> Rung {
+    Rung {
+        name: "v17",
+        idea: "TMA producer warp, mbarrier pipeline",
+        entry: "hgemm_v17_tma_warp_specialized",
+        // Two consumer warpgroups and one producer warp.
+        block_dim: (288, 1),
+        block_tile_m: 128,
+        block_tile_n: 256,
+        // 1 KiB of alignment slack, 4 stages of a 128×64 A tile and a 64×256 B tile in fp16,
+        // and 8 barriers of 8 bytes.
+        shared_mem: SharedMem::Fixed(1024 + 4 * (128 * 64 + 64 * 256) * 2 + 8 * 8),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp16,
+        tensor_maps: true,
+    }
+}
+
+/// The block tiles v11 chooses from: v10's kernel monomorphized over tile sizes.
+pub const V11_CANDIDATES: &[Rung] = &[
+    warp_tiled(
+        "128x128x8",
+        "128×128 tile, 8 deep",
+        "sgemm_v10_warp_tiling",
+        128,
+        128,
+        8,
+        8,
+    ),
+    warp_tiled(
+        "128x128x16",
+        "128×128 tile, 16 deep",
+        "sgemm_v11_tile_128x128x16",
+        128,
+        128,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "128x64x8",
+        "128×64 tile, 8 deep",
+        "sgemm_v11_tile_128x64x8",
+        128,
+        64,
+        8,
+        8,
+    ),
+    warp_tiled(
+        "128x64x16",
+        "128×64 tile, 16 deep",
+        "sgemm_v11_tile_128x64x16",
+        128,
+        64,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "64x128x8",
+        "64×128 tile, 8 deep",
+        "sgemm_v11_tile_64x128x8",
+        64,
+        128,
+        8,
+        8,
+    ),
+    warp_tiled(
+        "64x128x16",
+        "64×128 tile, 16 deep",
+        "sgemm_v11_tile_64x128x16",
+        64,
+        128,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "64x64x16",
+        "64×64 tile, 16 deep",
+        "sgemm_v11_tile_64x64x16",
+        64,
+        64,
+        16,
+        8,
+    ),
+    warp_tiled(
+        "128x128x8w",
+        "128×128 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_128x128x8_wide",
+        128,
+        128,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "128x128x16w",
+        "128×128 tile, 16 deep, 8×16 per thread",
+        "sgemm_v11_tile_128x128x16_wide",
+        128,
+        128,
+        16,
+        16,
+    ),
+    warp_tiled(
+        "64x128x8w",
+        "64×128 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_64x128x8_wide",
+        64,
+        128,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "256x128x8w",
+        "256×128 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_256x128x8_wide",
+        256,
+        128,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "128x256x8w",
+        "128×256 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_128x256x8_wide",
+        128,
+        256,
+        8,
+        16,
+    ),
+    warp_tiled(
+        "64x256x8w",
+        "64×256 tile, 8 deep, 8×16 per thread",
+        "sgemm_v11_tile_64x256x8_wide",
+        64,
+        256,
+        8,
+        16,
+    ),
+];
+
+/// A row for v13's pipelined kernel: v10's geometry with `stages` stages of shared memory.
+#[allow(clippy::too_many_arguments)]
+const fn pipelined(
+    name: &'static str,
+    idea: &'static str,
+    entry: &'static str,
+    block_tile_m: u32,
+    block_tile_n: u32,
+    tile_k: u32,
+    thread_tile_n: u32,
+    stages: u32,
+) -> Rung {
+    let stage_floats = tile_k * (block_tile_m + 4) + tile_k * block_tile_n;
+    Rung {
+        shared_mem: SharedMem::Fixed((stages * stage_floats) as usize * 4),
+        ..warp_tiled(
+            name,
+            idea,
+            entry,
+            block_tile_m,
+            block_tile_n,
+            tile_k,
+            thread_tile_n,
+        )
+    }
+}
+
+/// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep and
+/// 8 × `thread_tile_n` outputs per thread: warps of 32 threads, two stages of the padded
+/// transposed A tile and the B tile.
+const fn warp_tiled(
+    name: &'static str,
+    idea: &'static str,
+    entry: &'static str,
+    block_tile_m: u32,
+    block_tile_n: u32,
+    tile_k: u32,
+    thread_tile_n: u32,
+) -> Rung {
+    // Warp tiles are 64 rows × (4 lane columns · thread_tile_n) columns.
+    let threads = (block_tile_m / 64) * (block_tile_n / (4 * thread_tile_n)) * 32;
+    let stage_floats = tile_k * (block_tile_m + 4) + tile_k * block_tile_n;
+    Rung {
+        name,
+        idea,
+        entry,
+        block_dim: (threads, 1),
+        block_tile_m,
+        block_tile_n,
+        shared_mem: SharedMem::Fixed(2 * stage_floats as usize * 4),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    }
+}
+
+/// CUDA's limit on blocks along grid y (grid x allows 2³¹ − 1).
+pub const MAX_GRID_Y: u64 = 65_535;
+/// CUDA's limit on blocks along grid x.
+pub const MAX_GRID_X: u64 = i32::MAX as u64;
+
+/// Grid, block and shared memory for one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Persistent blocks ([`GridOrder::Persistent`]): `grid` counts tiles, and at most one
+    /// block per SM is launched.
+    pub persistent: bool,
+    /// Blocks along x and y.
+    pub grid: (u32, u32),
+    /// Threads per block along x and y.
+    pub block: (u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl Rung {
+    /// Looks a rung up by name.
+    pub fn by_name(name: &str) -> Result<&'static Rung, GemmError> {
+        RUNGS
+            .iter()
+            .find(|r| r.name == name)
+            .ok_or_else(|| GemmError::UnknownRung {
+                name: name.to_string(),
+                known: RUNGS.iter().map(|r| r.name).collect::<Vec<_>>().join(", "),
+            })
+    }
+
+    /// Dynamic shared memory for `shape`, in bytes.
+    pub fn shared_mem_bytes(&self, shape: &GemmShape) -> usize {
+        match self.shared_mem {
+            SharedMem::None => 0,
+            SharedMem::Fixed(bytes) => bytes,
+            SharedMem::PerK { bytes_per_k } => bytes_per_k * shape.k,
+        }
+    }
+
+    /// The launch for `shape` on a device that allows `max_shared_bytes` of shared memory per
+    /// block, or the reason the rung cannot run it.
+    pub fn launch(&self, shape: &GemmShape, max_shared_bytes: usize) -> Result<Launch, GemmError> {
+        let needed = self.shared_mem_bytes(shape);
+        if needed > max_shared_bytes {
+            let max_k = match self.shared_mem {
+                SharedMem::PerK { bytes_per_k } => max_shared_bytes / bytes_per_k,
+                _ => 0,
+            };
+            return Err(GemmError::SharedMemory {
+                rung: self.name,
+                k: shape.k,
+                needed,
+                limit: max_shared_bytes,
+                max_k,
+            });
+        }
+        let tiles_n = shape.n.div_ceil(self.block_tile_n as usize) as u64;
+        let tiles_m = shape.m.div_ceil(self.block_tile_m as usize) as u64;
+        let (blocks_x, blocks_y) = match self.grid {
+            GridOrder::RowMajor => (tiles_n, tiles_m),
+            GridOrder::Grouped | GridOrder::Persistent => (tiles_n * tiles_m, 1),
+        };
+        for (axis, blocks, limit) in [("x", blocks_x, MAX_GRID_X), ("y", blocks_y, MAX_GRID_Y)] {
+            if blocks > limit {
+                return Err(GemmError::GridTooLarge {
+                    rung: self.name,
+                    axis,
+                    blocks,
+                    limit,
+                });
+            }
+        }
+        if self.tensor_maps && (!shape.k.is_multiple_of(8) || !shape.n.is_multiple_of(8)) {
+            return Err(GemmError::TmaRows {
+                rung: self.name,
+                k: shape.k,
+                n: shape.n,
+            });
+        }
+        Ok(Launch {
+            persistent: self.grid == GridOrder::Persistent,
+            grid: (blocks_x as u32, blocks_y as u32),
+            block: self.block_dim,
+            shared_mem_bytes: needed as u32,
+        })
+    }
+
+    /// Checks that the base addresses of A and B suit the rung's loads.
+    pub fn check_alignment(&self, a_address: u64, b_address: u64) -> Result<(), GemmError> {
+        if !self.vector_loads {
+            return Ok(());
+        }
+        for (name, address) in [("A", a_address), ("B", b_address)] {
+            if address % 16 != 0 {
+                return Err(GemmError::Misaligned {
+                    rung: self.name,
+                    name,
+                    offset_bytes: address % 16,
+                });
+            }
+        }
+        Ok(())
+    }
+}

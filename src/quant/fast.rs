@@ -1,0 +1,503 @@
+//! Launching the fast dequant kernels: decode (m ≤ [`DECODE_MAX_M`], `kernels-gpu/src/dequant/
+//! decode.rs`) and prefill (expand to fp16, `dequantize.rs`, then the ladder's v18 tensor-core
+//! GEMM, or v15 where k or n is not a multiple of 8).
+//!
+//! Both read weights pre-packed by [`crate::quant::prepack`] and compute `fp16(value · scale)` for
+//! every weight, then an fp16 × fp16 product with fp32 accumulation and fp16 output.
+
+use crate::quant::format::WeightFormat;
+use crate::quant::prepack::{BLOCK_COLUMNS, Prepacked, chunk_k, loads};
+use crate::runtime::Runtime;
+use crate::{GemmError, GemmShape, Rung};
+use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+
+/// Largest m the decode kernel is chosen for by default; above it, prefill.
+pub const DECODE_MAX_M: usize = 16;
+/// Rows of A per decode block.
+const TILE_M: usize = 16;
+
+/// The kernel entries, one per decoder and bit width (`Prepacked::entry_suffix`).
+const SUFFIXES: [&str; 19] = [
+    "int1",
+    "int2",
+    "int3",
+    "int4",
+    "int5",
+    "int6",
+    "int7",
+    "int8",
+    "float2",
+    "float3",
+    "float4",
+    "float5",
+    "float6",
+    "float7",
+    "float8",
+    "wide_float6",
+    "wide_float7",
+    "wide_float8",
+    "half",
+];
+const DECODE_ENTRIES: [&str; 19] = [
+    "dequant_decode_int1",
+    "dequant_decode_int2",
+    "dequant_decode_int3",
+    "dequant_decode_int4",
+    "dequant_decode_int5",
+    "dequant_decode_int6",
+    "dequant_decode_int7",
+    "dequant_decode_int8",
+    "dequant_decode_float2",
+    "dequant_decode_float3",
+    "dequant_decode_float4",
+    "dequant_decode_float5",
+    "dequant_decode_float6",
+    "dequant_decode_float7",
+    "dequant_decode_float8",
+    "dequant_decode_wide_float6",
+    "dequant_decode_wide_float7",
+    "dequant_decode_wide_float8",
+    "dequant_decode_half",
+];
+const EXPAND_ENTRIES: [&str; 19] = [
+    "dequant_expand_int1",
+    "dequant_expand_int2",
+    "dequant_expand_int3",
+    "dequant_expand_int4",
+    "dequant_expand_int5",
+    "dequant_expand_int6",
+    "dequant_expand_int7",
+    "dequant_expand_int8",
+    "dequant_expand_float2",
+    "dequant_expand_float3",
+    "dequant_expand_float4",
+    "dequant_expand_float5",
+    "dequant_expand_float6",
+    "dequant_expand_float7",
+    "dequant_expand_float8",
+    "dequant_expand_wide_float6",
+    "dequant_expand_wide_float7",
+    "dequant_expand_wide_float8",
+    "dequant_expand_half",
+];
+
+/// Dynamic shared memory of a decode block for `bits`-wide codes (mirrors `shared_bytes` in
+/// `decode.rs`: the stages and a 16-byte flag; the kernel traps if it is given less).
+pub fn decode_shared_bytes(bits: u32) -> usize {
+    let weights = 8 * loads(bits) * 512;
+    let stage = TILE_M * chunk_k(bits) * 2 + weights + 2 * 4 * BLOCK_COLUMNS * 2;
+    let wanted = 1 + (32 * 1024usize).div_ceil(weights);
+    let stages = wanted.min(96 * 1024 / stage).clamp(2, 8);
+    stages * stage + 16
+}
+
+/// Dynamic shared memory of an expand block (mirrors `dequantize.rs`).
+pub fn expand_shared_bytes(bits: u32) -> usize {
+    chunk_k(bits) * (BLOCK_COLUMNS * 2 + 16)
+}
+
+/// Which kernel computes a product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Path {
+    /// The decode kernel (streams the packed weights once per 16 rows of A).
+    Decode,
+    /// Expand to fp16, then the tensor-core GEMM.
+    Prefill,
+}
+
+impl Path {
+    /// The default for `m` rows.
+    pub fn for_rows(m: usize) -> Path {
+        if m <= DECODE_MAX_M {
+            Path::Decode
+        } else {
+            Path::Prefill
+        }
+    }
+
+    /// Name in reports: `dequant-decode` or `dequant-prefill`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Path::Decode => "dequant-decode",
+            Path::Prefill => "dequant-prefill",
+        }
+    }
+}
+
+/// Whether `path` rounds each dequantized weight to fp16, `fp16(value · scale)`, before the
+/// product: the prefill expansion (its GEMM takes fp16 weights), and small floats with more
+/// than 4 exponent bits on either path (they go through f32). Otherwise the decode kernel
+/// multiplies by the exact weights (`code − zero`, or the small float's value, both exact in
+/// fp16) and applies each group's scale to the fp32 sums; fp16 weights are exact either way.
+pub fn rounds_weights(path: Path, format: WeightFormat) -> bool {
+    use crate::quant::prepack::Decoder;
+    match Decoder::of(format) {
+        Decoder::Half => false,
+        Decoder::WideFloat => true,
+        Decoder::Integer | Decoder::Float => path == Path::Prefill,
+    }
+}
+
+/// Pre-packed weights on the device.
+pub struct FastWeights {
+    /// Format of the codes.
+    pub format: WeightFormat,
+    /// Rows of k per scale, as quantized.
+    pub group: usize,
+    /// Rows (the reduction length).
+    pub k: usize,
+    /// Columns.
+    pub n: usize,
+    /// k padded to whole chunks.
+    pub k_pad: usize,
+    /// n padded to whole column blocks.
+    pub n_pad: usize,
+    /// Bytes the kernels read for the weights (codes, scales, offsets).
+    pub bytes: usize,
+    kernel_group: usize,
+    /// The kernels' last four arguments: offset, exponent, mantissa, rebias.
+    constants: [u32; 4],
+    entry: usize,
+    weights: CudaSlice<u8>,
+    scales: CudaSlice<u16>,
+    offsets: Option<CudaSlice<u16>>,
+}
+
+impl FastWeights {
+    /// Uploads pre-packed weights.
+    pub fn upload(gpu: &Runtime, p: &Prepacked) -> Result<Self, GemmError> {
+        let suffix = p.entry_suffix();
+        let entry = SUFFIXES
+            .iter()
+            .position(|s| *s == suffix)
+            .ok_or_else(|| GemmError::UnsupportedFormat(p.format.to_string()))?;
+        Ok(FastWeights {
+            format: p.format,
+            group: p.group,
+            k: p.k,
+            n: p.n,
+            k_pad: p.k_pad,
+            n_pad: p.n_pad,
+            bytes: p.bytes(),
+            kernel_group: p.kernel_group(),
+            constants: p.constants(),
+            entry,
+            weights: gpu.upload_raw(&p.weights)?,
+            scales: gpu.upload_raw(&p.scales)?,
+            offsets: match &p.offsets {
+                Some(o) => Some(gpu.upload_raw(o)?),
+                None => None,
+            },
+        })
+    }
+
+    fn bits(&self) -> u32 {
+        self.format.bits()
+    }
+
+    fn k_chunks(&self) -> usize {
+        self.k_pad / chunk_k(self.bits())
+    }
+
+    fn column_blocks(&self) -> usize {
+        self.n_pad / BLOCK_COLUMNS
+    }
+}
+
+/// Buffers a fast launch needs besides its inputs, kept between calls: A padded to whole
+/// chunks, the split-K workspace and counters (zero between calls: the last block of each tile
+/// zeroes them), and the expanded fp16 weights of the prefill path.
+#[derive(Default)]
+pub struct Scratch {
+    padded_a: Option<CudaSlice<u16>>,
+    workspace: Option<CudaSlice<f32>>,
+    counters: Option<CudaSlice<u32>>,
+    expanded: Option<CudaSlice<u16>>,
+}
+
+/// Reuses `slot` if it holds exactly `len` elements, else allocates it zeroed.
+fn zeroed<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+    gpu: &Runtime,
+    slot: &'a mut Option<CudaSlice<T>>,
+    len: usize,
+) -> Result<&'a mut CudaSlice<T>, GemmError> {
+    if slot.as_ref().is_none_or(|s| s.len() != len) {
+        *slot = None;
+        gpu.ensure_room_for(len * std::mem::size_of::<T>())?;
+        *slot = Some(
+            gpu.stream()
+                .alloc_zeros::<T>(len)
+                .map_err(|e| GemmError::cuda("allocating dequant scratch", e))?,
+        );
+    }
+    Ok(slot.as_mut().expect("just filled"))
+}
+
+fn check_buffers(
+    w: &FastWeights,
+    a: &CudaSlice<u16>,
+    c: &CudaSlice<u16>,
+    m: usize,
+) -> Result<GemmShape, GemmError> {
+    check_activations(m, w.n, w.k, a.len(), c.len())
+}
+
+/// The decode kernel's units of work: one chunk of k of one 16 × 256 output tile each.
+pub fn decode_units(w: &FastWeights, m: usize) -> usize {
+    m.div_ceil(TILE_M) * w.column_blocks() * w.k_chunks()
+}
+
+/// Blocks of the decode kernel when none are asked for. With at least one output tile per
+/// SM, one block per tile: no tile is shared, so no block pays for the workspace (at 16 rows,
+/// sharing every tile between two blocks measured 15% slower than a whole tile per block).
+/// With fewer tiles, two blocks per SM (what fits at a time: 256 threads and under 100 KiB of
+/// shared memory each), each taking an equal share of the units, but no more than the units.
+pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize) -> usize {
+    let tiles = m.div_ceil(TILE_M) * w.column_blocks();
+    let sms = gpu.info().sm_count;
+    if tiles >= sms {
+        tiles
+    } else {
+        (2 * sms).min(decode_units(w, m))
+    }
+}
+
+/// Queues the decode kernel: `c (m×n fp16) = a (m×k fp16) · dequant(w)` on `blocks` blocks
+/// (`None`: [`default_blocks`]), each taking an equal share of the units of work.
+pub fn launch_decode(
+    gpu: &Runtime,
+    a: &CudaSlice<u16>,
+    w: &FastWeights,
+    c: &mut CudaSlice<u16>,
+    m: usize,
+    blocks: Option<usize>,
+    scratch: &mut Scratch,
+) -> Result<(), GemmError> {
+    check_buffers(w, a, c, m)?;
+    let m_tiles = m.div_ceil(TILE_M);
+    let units = decode_units(w, m);
+    if units > u32::MAX as usize / 2 {
+        return Err(GemmError::GridTooLarge {
+            rung: "dequant-decode",
+            axis: "x",
+            blocks: units as u64,
+            limit: u32::MAX as u64 / 2,
+        });
+    }
+    let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m));
+    if blocks == 0 || blocks > units {
+        return Err(GemmError::DecodeBlocks { blocks, units });
+    }
+    // A rows must span whole chunks, with zeros past k.
+    let a_ptr = if w.k_pad == w.k {
+        gpu.device_address(a)
+    } else {
+        let padded = zeroed(gpu, &mut scratch.padded_a, m * w.k_pad)?;
+        for row in 0..m {
+            let src = a.slice(row * w.k..(row + 1) * w.k);
+            let mut dst = padded.slice_mut(row * w.k_pad..row * w.k_pad + w.k);
+            gpu.stream()
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(|e| GemmError::cuda("padding A", e))?;
+        }
+        gpu.device_address(padded)
+    };
+    // Tiles shared by several blocks meet in the workspace, counted per tile.
+    let workspace = gpu.device_address(zeroed(gpu, &mut scratch.workspace, m * w.n_pad)?);
+    let counters = gpu.device_address(zeroed(
+        gpu,
+        &mut scratch.counters,
+        w.column_blocks() * m_tiles,
+    )?);
+    let function = gpu.kernel(DECODE_ENTRIES[w.entry])?;
+    let config = LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: decode_shared_bytes(w.bits()) as u32,
+    };
+    let (m32, n32) = (m as u32, w.n as u32);
+    let (column_blocks, k_chunks, group) = (
+        w.column_blocks() as u32,
+        w.k_chunks() as u32,
+        w.kernel_group as u32,
+    );
+    let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
+    let mut builder = gpu.stream().launch_builder(&function);
+    builder
+        .arg(&a_ptr)
+        .arg(&w.weights)
+        .arg(&w.scales)
+        .arg(&offsets)
+        .arg(c)
+        .arg(&workspace)
+        .arg(&counters);
+    builder
+        .arg(&m32)
+        .arg(&n32)
+        .arg(&column_blocks)
+        .arg(&k_chunks)
+        .arg(&group);
+    launch_with_constants(builder, &w.constants, config, DECODE_ENTRIES[w.entry])
+}
+
+/// Queues the expansion of `w` into `out` (`k × n` fp16, row-major).
+pub fn launch_expand(
+    gpu: &Runtime,
+    w: &FastWeights,
+    out: &mut CudaSlice<u16>,
+) -> Result<(), GemmError> {
+    if out.len() != w.k * w.n {
+        return Err(GemmError::BufferSize {
+            name: "W",
+            rows: w.k,
+            cols: w.n,
+            expected: w.k * w.n,
+            actual: out.len(),
+        });
+    }
+    if w.k_chunks() as u64 > 65_535 {
+        return Err(GemmError::GridTooLarge {
+            rung: "dequant-expand",
+            axis: "y",
+            blocks: w.k_chunks() as u64,
+            limit: 65_535,
+        });
+    }
+    let function = gpu.kernel(EXPAND_ENTRIES[w.entry])?;
+    let config = LaunchConfig {
+        grid_dim: (w.column_blocks() as u32, w.k_chunks() as u32, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: expand_shared_bytes(w.bits()) as u32,
+    };
+    let (k32, n32, group) = (w.k as u32, w.n as u32, w.kernel_group as u32);
+    let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
+    let mut builder = gpu.stream().launch_builder(&function);
+    builder
+        .arg(&w.weights)
+        .arg(&w.scales)
+        .arg(&offsets)
+        .arg(out)
+        .arg(&k32)
+        .arg(&n32)
+        .arg(&group);
+    launch_with_constants(builder, &w.constants, config, EXPAND_ENTRIES[w.entry])
+}
+
+/// Appends the format's constants, the last arguments of both fast kernels, and launches.
+fn launch_with_constants<'a>(
+    mut builder: LaunchArgs<'a>,
+    constants: &'a [u32; 4],
+    config: LaunchConfig,
+    entry: &str,
+) -> Result<(), GemmError> {
+    for constant in constants {
+        builder.arg(constant);
+    }
+    unsafe { builder.launch(config) }
+        .map(drop)
+        .map_err(|e| GemmError::cuda(format!("launching {entry}"), e))
+}
+
+/// The tensor-core rung the prefill path multiplies with: v18 (TMA, persistent) where k and n
+/// are multiples of 8, else v15.
+pub fn prefill_rung(k: usize, n: usize) -> Result<&'static Rung, GemmError> {
+    if k.is_multiple_of(8) && n.is_multiple_of(8) {
+        Rung::by_name("v18")
+    } else {
+        Rung::by_name("v15")
+    }
+}
+
+/// Queues the prefill path: expand `w` to fp16 (kept in `scratch`), then the tensor-core GEMM.
+pub fn launch_prefill(
+    gpu: &Runtime,
+    a: &CudaSlice<u16>,
+    w: &FastWeights,
+    c: &mut CudaSlice<u16>,
+    m: usize,
+    scratch: &mut Scratch,
+) -> Result<(), GemmError> {
+    let shape = check_buffers(w, a, c, m)?;
+    let expanded = zeroed(gpu, &mut scratch.expanded, w.k * w.n)?;
+    launch_expand(gpu, w, expanded)?;
+    gpu.launch_rung(prefill_rung(w.k, w.n)?, a, expanded, c, &shape)
+}
+
+/// Every kernel entry of the fast dequant kernels (decode, then expand).
+pub fn entries() -> impl Iterator<Item = &'static str> {
+    DECODE_ENTRIES.iter().chain(EXPAND_ENTRIES.iter()).copied()
+}
+
+/// Queues `c = a · dequant(w)` on `path` (`blocks`: decode only, see [`launch_decode`]).
+#[allow(clippy::too_many_arguments)]
+pub fn launch(
+    gpu: &Runtime,
+    path: Path,
+    a: &CudaSlice<u16>,
+    w: &FastWeights,
+    c: &mut CudaSlice<u16>,
+    m: usize,
+    blocks: Option<usize>,
+    scratch: &mut Scratch,
+) -> Result<(), GemmError> {
+    match path {
+        Path::Decode => launch_decode(gpu, a, w, c, m, blocks, scratch),
+        Path::Prefill => launch_prefill(gpu, a, w, c, m, scratch),
+    }
+}
+
+/// Checks that A holds `m × k` and C `m × n` elements (the dequant GEMMs' activations and
+/// output), returning the shape.
+pub fn check_activations(
+    m: usize,
+    n: usize,
+    k: usize,
+    a_len: usize,
+    c_len: usize,
+) -> Result<GemmShape, GemmError> {
+    let shape = GemmShape::new(m, n, k)?;
+    let (a_expected, _, c_expected) = shape.elements();
+    for (name, cols, expected, actual) in [("A", k, a_expected, a_len), ("C", n, c_expected, c_len)]
+    {
+        if expected != actual {
+            return Err(GemmError::BufferSize {
+                name,
+                rows: m,
+                cols,
+                expected,
+                actual,
+            });
+        }
+    }
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_tables_line_up() {
+        for (i, suffix) in SUFFIXES.iter().enumerate() {
+            assert_eq!(DECODE_ENTRIES[i], format!("dequant_decode_{suffix}"));
+            assert_eq!(EXPAND_ENTRIES[i], format!("dequant_expand_{suffix}"));
+        }
+    }
+
+    #[test]
+    fn shared_memory_stays_within_two_blocks_per_sm() {
+        for bits in (1..=8).chain([16]) {
+            let bytes = decode_shared_bytes(bits);
+            // Two blocks per SM: 228 KiB, less 1 KiB reserved per block.
+            assert!(2 * (bytes + 1024) <= 228 * 1024, "{bits} bits: {bytes}");
+            assert!(expand_shared_bytes(bits) <= 113 * 1024);
+        }
+    }
+
+    #[test]
+    fn paths_by_rows() {
+        assert_eq!(Path::for_rows(1), Path::Decode);
+        assert_eq!(Path::for_rows(16), Path::Decode);
+        assert_eq!(Path::for_rows(17), Path::Prefill);
+    }
+}

@@ -1,0 +1,301 @@
+//! The CUDA runtime: the kernels' module loaded into a context, launches on one stream,
+//! device memory and events. No cuBLAS and no rung table: the public API ([`crate::api`]), the
+//! ladder ([`crate::ladder`]) and the harness build on this.
+//!
+//! Everything goes through cudarc, which opens `libcuda` with `dlopen` at run time: the library
+//! builds on machines with no CUDA at all, and [`Runtime::open`] turns a missing driver or
+//! device into a [`GemmError`] instead of a panic.
+
+use crate::GemmError;
+use crate::element::Element;
+use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// What the host needs to know about the device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// The device's name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: usize,
+    /// L2 cache size in bytes.
+    pub l2_bytes: usize,
+    /// The most dynamic shared memory one block may opt in to, in bytes.
+    pub max_shared_per_block: usize,
+    /// Device memory in bytes.
+    pub total_memory: usize,
+}
+
+/// The kernels' module on one stream: what every launch needs.
+///
+/// `Runtime` is `Send + Sync`: its caches sit behind mutexes, and launches go to its stream in
+/// the order they are queued.
+pub struct Runtime {
+    context: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// TMA tensor maps built for the ladder's TMA rungs, by (A, B, shape).
+    pub(crate) tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
+    info: DeviceInfo,
+}
+
+/// What a pair of TMA tensor maps describes: the addresses of A and B and the shape.
+pub(crate) type TensorMapKey = (u64, u64, usize, usize, usize);
+
+/// Fails with [`GemmError::NoGpu`] unless the driver library is present and reports a device
+/// numbered `ordinal`. cudarc panics where a library is missing, so this looks first.
+pub fn check_driver(ordinal: usize) -> Result<(), GemmError> {
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(GemmError::NoGpu(
+            "the NVIDIA driver library libcuda.so was not found (is an NVIDIA driver installed?)"
+                .into(),
+        ));
+    }
+    let count = CudaContext::device_count()
+        .map_err(|e| GemmError::NoGpu(format!("the driver could not start: {e}")))?;
+    if count < 1 {
+        return Err(GemmError::NoGpu("the driver reports no CUDA device".into()));
+    }
+    if ordinal >= count as usize {
+        return Err(GemmError::NoGpu(format!(
+            "there is no device {ordinal}: the driver reports {count}"
+        )));
+    }
+    Ok(())
+}
+
+impl Runtime {
+    /// Loads the kernels for `stream`'s device and launches them on `stream`. The caller keeps
+    /// owning the stream; the module is the PTX built for the device's architecture.
+    pub fn new(stream: Arc<CudaStream>) -> Result<Self, GemmError> {
+        let ptx = crate::ptx::for_device(stream.context())?;
+        Self::with_ptx(stream, ptx)
+    }
+
+    /// Like [`Runtime::new`], with the PTX text given.
+    pub fn with_ptx(stream: Arc<CudaStream>, ptx: &str) -> Result<Self, GemmError> {
+        let context = stream.context().clone();
+        let info = device_info(&context)?;
+        let module = context
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|e| GemmError::module_load(ptx, &info, e))?;
+        Ok(Runtime {
+            context,
+            stream,
+            module,
+            functions: Mutex::new(HashMap::new()),
+            tensor_maps: Mutex::new(HashMap::new()),
+            info,
+        })
+    }
+
+    /// Opens device `ordinal` on its default stream with cudarc's event tracking off (one
+    /// stream, used in order: the tracking would only add work around every launch and blur
+    /// timings) and loads `ptx`. For the harness and tests; a library user passes their own
+    /// stream to [`Runtime::new`].
+    pub fn open(ordinal: usize, ptx: &str) -> Result<Self, GemmError> {
+        check_driver(ordinal)?;
+        let context = CudaContext::new(ordinal)
+            .map_err(|e| GemmError::NoGpu(format!("could not open device {ordinal}: {e}")))?;
+        // SAFETY: no buffer exists on this fresh context yet, and the harness uses one stream.
+        unsafe { context.disable_event_tracking() };
+        Self::with_ptx(context.default_stream(), ptx)
+    }
+
+    /// The context the module lives in.
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.context
+    }
+
+    /// The device's properties.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// Bytes of device memory free now.
+    pub fn free_memory(&self) -> Result<usize, GemmError> {
+        let (free, _total) = self
+            .context
+            .mem_get_info()
+            .map_err(|e| GemmError::cuda("querying free memory", e))?;
+        Ok(free)
+    }
+
+    /// Copies `data` to a new device buffer, after checking that it fits.
+    pub fn upload(&self, data: &[f32]) -> Result<CudaSlice<f32>, GemmError> {
+        self.upload_raw(data)
+    }
+
+    /// Copies `data` of any plain element type (fp16 bits, packed bytes...) to a new device
+    /// buffer, after checking that it fits.
+    pub fn upload_raw<T: cudarc::driver::DeviceRepr>(
+        &self,
+        data: &[T],
+    ) -> Result<CudaSlice<T>, GemmError> {
+        self.ensure_room(std::mem::size_of_val(data))?;
+        self.stream
+            .clone_htod(data)
+            .map_err(|e| GemmError::cuda("copying to the device", e))
+    }
+
+    /// Copies a device buffer of any plain element type back to the host.
+    pub fn download_raw<T: cudarc::driver::DeviceRepr>(
+        &self,
+        buffer: &CudaSlice<T>,
+    ) -> Result<Vec<T>, GemmError> {
+        self.stream
+            .clone_dtoh(buffer)
+            .map_err(|e| GemmError::cuda("copying from the device (a kernel may have faulted)", e))
+    }
+
+    /// The stream every launch goes to.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// A new device buffer of `len` elements, poisoned with NaN.
+    pub fn alloc_poisoned<T: Element>(&self, len: usize) -> Result<CudaSlice<T>, GemmError> {
+        self.ensure_room(len.saturating_mul(T::BYTES))?;
+        let mut buffer =
+            unsafe { self.stream.alloc::<T>(len) }.map_err(|e| GemmError::cuda("allocating", e))?;
+        self.poison(&mut buffer)?;
+        Ok(buffer)
+    }
+
+    /// Fills `buffer` with all bits set, a NaN in both f32 and fp16, so that an element a
+    /// kernel fails to write cannot pass.
+    pub fn poison<T: Element>(&self, buffer: &mut CudaSlice<T>) -> Result<(), GemmError> {
+        let (ptr, _sync) = buffer.device_ptr(&self.stream);
+        let result = unsafe {
+            cudarc::driver::sys::cuMemsetD8Async(
+                ptr,
+                u8::MAX,
+                buffer.len() * T::BYTES,
+                self.stream.cu_stream(),
+            )
+        };
+        result
+            .result()
+            .map_err(|e| GemmError::cuda("poisoning the output", e))
+    }
+
+    /// Copies a device buffer back to the host (and so waits for all work queued before it).
+    pub fn download(&self, buffer: &CudaSlice<f32>) -> Result<Vec<f32>, GemmError> {
+        self.download_raw(buffer)
+    }
+
+    /// Milliseconds the work queued by `work` takes on the device, between two CUDA events.
+    pub fn time_ms(&self, work: impl FnOnce() -> Result<(), GemmError>) -> Result<f64, GemmError> {
+        let event = || {
+            self.context
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(|e| GemmError::cuda("creating a timing event", e))
+        };
+        let (start, stop) = (event()?, event()?);
+        start
+            .record(&self.stream)
+            .map_err(|e| GemmError::cuda("recording an event", e))?;
+        work()?;
+        stop.record(&self.stream)
+            .map_err(|e| GemmError::cuda("recording an event", e))?;
+        stop.synchronize().map_err(|e| {
+            GemmError::cuda("waiting for the timed work (a kernel may have faulted)", e)
+        })?;
+        let ms = start
+            .elapsed_ms(&stop)
+            .map_err(|e| GemmError::cuda("reading an event", e))?;
+        Ok(ms as f64)
+    }
+
+    /// Waits for all queued work and reports any fault it raised.
+    pub fn synchronize(&self) -> Result<(), GemmError> {
+        self.stream
+            .synchronize()
+            .map_err(|e| GemmError::cuda("waiting for the device", e))
+    }
+
+    fn ensure_room(&self, bytes: usize) -> Result<(), GemmError> {
+        let free = self.free_memory()?;
+        if bytes > free {
+            return Err(GemmError::OutOfDeviceMemory {
+                needed_bytes: bytes as u64,
+                free_bytes: free as u64,
+            });
+        }
+        Ok(())
+    }
+
+    /// Fails with [`GemmError::OutOfDeviceMemory`] unless `bytes` more fit on the device.
+    pub(crate) fn ensure_room_for(&self, bytes: usize) -> Result<(), GemmError> {
+        self.ensure_room(bytes)
+    }
+
+    /// The device address of `buffer`, for kernels that take raw pointers (or null).
+    pub(crate) fn device_address<T: cudarc::driver::DeviceRepr>(
+        &self,
+        buffer: &CudaSlice<T>,
+    ) -> u64 {
+        self.address(buffer)
+    }
+
+    pub(crate) fn address<T: cudarc::driver::DeviceRepr>(&self, buffer: &CudaSlice<T>) -> u64 {
+        let (ptr, _sync) = buffer.device_ptr(&self.stream);
+        ptr
+    }
+
+    /// The kernel `entry`, loaded once per `Runtime`, its shared-memory limit raised to what
+    /// the device allows (blocks may use more than 48 KiB only after opting in).
+    pub fn kernel(&self, entry: &'static str) -> Result<CudaFunction, GemmError> {
+        let mut functions = self
+            .functions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(f) = functions.get(entry) {
+            return Ok(f.clone());
+        }
+        let function = self
+            .module
+            .load_function(entry)
+            .map_err(|source| GemmError::MissingKernel { entry, source })?;
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                self.info.max_shared_per_block as i32,
+            )
+            .map_err(|e| {
+                GemmError::cuda(format!("raising the shared-memory limit of {entry}"), e)
+            })?;
+        functions.insert(entry, function.clone());
+        Ok(function)
+    }
+}
+
+fn device_info(context: &Arc<CudaContext>) -> Result<DeviceInfo, GemmError> {
+    let attribute = |a: CUdevice_attribute| {
+        context
+            .attribute(a)
+            .map_err(|e| GemmError::cuda("reading a device attribute", e))
+    };
+    Ok(DeviceInfo {
+        name: context
+            .name()
+            .map_err(|e| GemmError::cuda("reading the device name", e))?,
+        compute_capability: context
+            .compute_capability()
+            .map_err(|e| GemmError::cuda("reading the compute capability", e))?,
+        sm_count: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as usize,
+        l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as usize,
+        max_shared_per_block: attribute(
+            CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )? as usize,
+        total_memory: context
+            .total_mem()
+            .map_err(|e| GemmError::cuda("reading the memory size", e))?,
+    })
+}
