@@ -1,0 +1,263 @@
+//! `sgemm-ladder dequant`: the dequant GEMM (fp16 activations × low-bit weights), verified and
+//! timed against cuBLAS fp16; its records are merged into the report folder's results.json.
+
+use crate::options::{ReportDir, Timing, command_line, seed_or_random};
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use rust_gemm::harness::dequant_bench::{DequantBench, DequantOptions, RandomWeights, WeightCase};
+use rust_gemm::harness::gpu::Gpu;
+use rust_gemm::harness::report::{DEQUANT_PLOT, Record, dequant_text_table, write_report};
+use rust_gemm::quant::fast::Path as DequantKernel;
+use rust_gemm::quant::format::WeightFormat;
+use rust_gemm::quant::prepack::check_group;
+use rust_gemm::{GemmError, GemmShape, PTX};
+use std::collections::HashSet;
+
+/// The dequant GEMM (fp16 activations × low-bit weights): verifies and times the fast
+/// kernels against cuBLAS fp16 at the same shape, and adds the records to
+/// <report-dir>/results.json (replacing earlier ones of the same kernel, format and shape).
+#[derive(Args, Debug)]
+#[command(mut_arg("warmup", |arg| arg.help(
+    "Untimed warm-up launches before timing (at least this many; warm-up also lasts at least 50 ms of GPU time)"
+)))]
+pub struct DequantArgs {
+    /// Weight formats, comma-separated: u1–u8, i2–i8, eXmY (e2m1, e4m3...), f16.
+    #[arg(long, value_delimiter = ',', default_value = "u4")]
+    format: Vec<String>,
+
+    /// Rows of k per scale: a number, or `per-channel`.
+    #[arg(long, default_value = "128")]
+    group: String,
+
+    /// Per-group zero points (unsigned formats).
+    #[arg(long)]
+    zero_points: bool,
+
+    /// Rows of A (batch), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,4,8,16")]
+    m: Vec<usize>,
+
+    /// Reduction length.
+    #[arg(long, default_value_t = 8192)]
+    k: usize,
+
+    /// Columns of W and C.
+    #[arg(long, default_value_t = 57344)]
+    n: usize,
+
+    /// Decode kernel blocks, each taking an equal share of the work (default: two per SM).
+    #[arg(long)]
+    blocks: Option<usize>,
+
+    /// Kernel: decode, prefill, or auto (decode for m ≤ 16).
+    #[arg(long, value_enum, default_value_t = DequantPath::Auto)]
+    path: DequantPath,
+
+    /// The full sweep: every width u1–u8 (group 128), i4, u4 with zero points and with
+    /// groups 32/64/per-channel, e2m1/e3m2/e2m3/e4m3/e5m2, f16; at k×n = 8192×57344 (the
+    /// Tilus paper's shape), 4096×14336 and 14336×4096 (a Llama-3-8B MLP's up and down
+    /// projections); m = 1, 4, 8, 16, 4096. Overrides the options above.
+    #[arg(long)]
+    sweep: bool,
+
+    #[command(flatten)]
+    timing: Timing,
+
+    /// Seed of the random weights and activations (printed, so a run can be repeated); random
+    /// by default.
+    #[arg(long)]
+    seed: Option<u64>,
+
+    #[command(flatten)]
+    report: ReportDir,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DequantPath {
+    Auto,
+    Decode,
+    Prefill,
+}
+
+/// One weight matrix and the rows of A it is multiplied with.
+type Case = (WeightCase, Vec<usize>);
+
+/// Returns whether every case passed verification.
+pub fn run(args: DequantArgs) -> Result<bool> {
+    let cases = if args.sweep {
+        sweep_cases()?
+    } else {
+        let mut cases = Vec::new();
+        for f in &args.format {
+            let format: WeightFormat = f.parse()?;
+            let group = match args.group.as_str() {
+                "per-channel" | "k" => args.k,
+                g => g.parse().with_context(|| format!("--group {g}"))?,
+            };
+            let case = WeightCase {
+                format,
+                group,
+                zero_points: args.zero_points,
+                k: args.k,
+                n: args.n,
+            };
+            cases.push((case, args.m.clone()));
+        }
+        cases
+    };
+    // Shapes, groups and formats are checked before any GPU work.
+    for (case, rows) in &cases {
+        for &m in rows {
+            GemmShape::new(m, case.n, case.k)?;
+        }
+        if case.format != WeightFormat::F16
+            && (case.group == 0 || !case.k.is_multiple_of(case.group))
+        {
+            return Err(GemmError::GroupSize {
+                group: case.group,
+                k: case.k,
+            }
+            .into());
+        }
+        check_group(case.format, case.group, case.k)?;
+    }
+    let path = match args.path {
+        DequantPath::Auto => None,
+        DequantPath::Decode => Some(DequantKernel::Decode),
+        DequantPath::Prefill => Some(DequantKernel::Prefill),
+    };
+
+    let seed = seed_or_random(args.seed);
+    let gpu = Gpu::new(PTX)?;
+    let mut bench = DequantBench::new(&gpu)?;
+    let device = gpu.info().name.clone();
+    println!(
+        "device: {device}, seed {seed}, device-to-device copy bandwidth {:.0} GB/s",
+        bench.copy_gbs
+    );
+    let options = DequantOptions {
+        warmup: args.timing.warmup as usize,
+        reps: args.timing.reps as usize,
+        blocks: args.blocks,
+        path,
+        seed,
+    };
+    let mut records: Vec<Record> = Vec::new();
+    for (i, (case, rows)) in cases.iter().enumerate() {
+        let what = || {
+            format!(
+                "{} group {} at k={} n={}",
+                case.format, case.group, case.k, case.n
+            )
+        };
+        bench.check_fits(case, rows).with_context(what)?;
+        let weights = RandomWeights::new(*case, seed.wrapping_add(i as u64))?;
+        let new = bench.run(&weights, rows, &options).with_context(what)?;
+        for r in &new {
+            let d = r.dequant.as_ref().expect("dequant record");
+            println!(
+                "  {:<16} {:<5}{:<4} g{:<6} {:>5}×{}×{}  {:>9.1} µs  cuBLAS fp16 {:>9.1} µs  {:>5.2}× (ideal {:.2}×)  {:>5.0} GB/s  blocks {:<3} rel error {:.2e}  {}",
+                r.rung,
+                d.format,
+                if d.zero_points { "+zp" } else { "" },
+                d.group,
+                r.m,
+                r.n,
+                r.k,
+                d.time_us,
+                d.reference_us,
+                d.speedup,
+                d.ideal_speedup,
+                d.bandwidth_gbs,
+                d.blocks,
+                r.rel_error.unwrap_or(f64::NAN),
+                r.verdict()
+            );
+        }
+        records.extend(new);
+    }
+    println!("\n{}", dequant_text_table(&records));
+    // Keep the folder's other records (the ladder's, other formats'), replacing repeats.
+    let dir = &args.report.report_dir;
+    let results = dir.join("results.json");
+    let mut all: Vec<Record> = match std::fs::read_to_string(&results) {
+        Ok(text) => serde_json::from_str(&text)
+            .with_context(|| format!("{} is not a results.json", results.display()))?,
+        Err(_) => Vec::new(),
+    };
+    let keys: HashSet<_> = records.iter().map(Record::key).collect();
+    all.retain(|r| !keys.contains(&r.key()));
+    all.extend(records.iter().cloned());
+    write_report(dir, &all, &command_line(), &device)
+        .with_context(|| format!("writing the report to {}", dir.display()))?;
+    println!(
+        "report written to {}/results.{{json,md}} and {DEQUANT_PLOT}",
+        dir.display()
+    );
+    let failed: Vec<String> = records
+        .iter()
+        .filter(|r| r.failed())
+        .map(|r| {
+            let d = r.dequant.as_ref().expect("dequant record");
+            format!(
+                "{} {} g{} at {}×{}×{}",
+                r.rung, d.format, d.group, r.m, r.n, r.k
+            )
+        })
+        .collect();
+    if !failed.is_empty() {
+        eprintln!(
+            "sgemm-ladder: verification FAILED for {}",
+            failed.join(", ")
+        );
+    }
+    Ok(failed.is_empty())
+}
+
+/// The `dequant --sweep` cases, each with its rows.
+fn sweep_cases() -> Result<Vec<Case>> {
+    let mut formats: Vec<(WeightFormat, usize, bool)> = (1..=8)
+        .map(|b| (WeightFormat::Unsigned(b), 128, false))
+        .collect();
+    formats.push((WeightFormat::Signed(4), 128, false));
+    formats.push((WeightFormat::Unsigned(4), 128, true));
+    formats.push((WeightFormat::Unsigned(4), 32, false));
+    formats.push((WeightFormat::Unsigned(4), 64, false));
+    formats.push((WeightFormat::Unsigned(4), 0, false));
+    for f in ["e2m1", "e3m2", "e2m3", "e4m3", "e5m2"] {
+        formats.push((f.parse()?, 128, false));
+    }
+    formats.push((WeightFormat::F16, 0, false));
+    let mut cases = Vec::new();
+    for (k, n) in [(8192, 57344), (4096, 14336), (14336, 4096)] {
+        for &(format, group, zero_points) in &formats {
+            let group = if group == 0 { k } else { group };
+            let case = WeightCase {
+                format,
+                group,
+                zero_points,
+                k,
+                n,
+            };
+            cases.push((case, vec![1, 4, 8, 16, 4096]));
+        }
+    }
+    Ok(cases)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sweep_case_is_valid() {
+        let cases = sweep_cases().unwrap();
+        assert_eq!(cases.len(), 19 * 3);
+        for (case, rows) in &cases {
+            assert!(!case.zero_points || matches!(case.format, WeightFormat::Unsigned(_)));
+            for &m in rows {
+                GemmShape::new(m, case.n, case.k).unwrap();
+            }
+        }
+    }
+}

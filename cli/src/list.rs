@@ -1,0 +1,17 @@
+//! `sgemm-ladder --list`: the rungs, each with its autotune candidates (needs no GPU).
+
+use rust_gemm::RUNGS;
+
+/// Prints one line per rung (name, idea, entry point), each candidate of an autotuned rung
+/// indented below it.
+pub fn run() {
+    for rung in RUNGS {
+        println!("{:<4} {:<38} {}", rung.name, rung.idea, rung.entry);
+        for candidate in rung.candidates {
+            println!(
+                "       candidate {:<28} {}",
+                candidate.name, candidate.entry
+            );
+        }
+    }
+}
