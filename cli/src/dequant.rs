@@ -2,7 +2,7 @@
 //! timed against cuBLAS fp16; its records are merged into the report folder's results.json.
 
 use crate::options::{ReportDir, Timing, command_line, seed_or_random};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use rust_gemm::harness::dequant_bench::{DequantBench, DequantOptions, RandomWeights, WeightCase};
 use rust_gemm::harness::gpu::Gpu;
@@ -22,27 +22,37 @@ use std::collections::HashSet;
 )))]
 pub struct DequantArgs {
     /// Weight formats, comma-separated: u1–u8, i2–i8, eXmY (e2m1, e4m3...), f16.
-    #[arg(long, value_delimiter = ',', default_value = "u4")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "u4",
+        conflicts_with = "sweep"
+    )]
     format: Vec<String>,
 
     /// Rows of k per scale: a number, or `per-channel`.
-    #[arg(long, default_value = "128")]
+    #[arg(long, default_value = "128", conflicts_with = "sweep")]
     group: String,
 
-    /// Per-group zero points (unsigned formats).
-    #[arg(long)]
+    /// Per-group zero points (unsigned formats u1–u8 only).
+    #[arg(long, conflicts_with = "sweep")]
     zero_points: bool,
 
     /// Rows of A (batch), comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "1,4,8,16")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1,4,8,16",
+        conflicts_with = "sweep"
+    )]
     m: Vec<usize>,
 
     /// Reduction length.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 8192, conflicts_with = "sweep")]
     k: usize,
 
     /// Columns of W and C.
-    #[arg(long, default_value_t = 57344)]
+    #[arg(long, default_value_t = 57344, conflicts_with = "sweep")]
     n: usize,
 
     /// Decode kernel blocks, each taking an equal share of the work (default: two per SM).
@@ -56,7 +66,8 @@ pub struct DequantArgs {
     /// The full sweep: every width u1–u8 (group 128), i4, u4 with zero points and with
     /// groups 32/64/per-channel, e2m1/e3m2/e2m3/e4m3/e5m2, f16; at k×n = 8192×57344 (the
     /// Tilus paper's shape), 4096×14336 and 14336×4096 (a Llama-3-8B MLP's up and down
-    /// projections); m = 1, 4, 8, 16, 4096. Overrides the options above.
+    /// projections); m = 1, 4, 8, 16, 4096. Replaces --format, --group, --zero-points, --m,
+    /// --k and --n (which cannot be given with it).
     #[arg(long)]
     sweep: bool,
 
@@ -84,42 +95,14 @@ type Case = (WeightCase, Vec<usize>);
 
 /// Returns whether every case passed verification.
 pub fn run(args: DequantArgs) -> Result<bool> {
+    // Shapes, groups and formats are checked before any GPU work.
     let cases = if args.sweep {
         sweep_cases()?
     } else {
-        let mut cases = Vec::new();
-        for f in &args.format {
-            let format: WeightFormat = f.parse()?;
-            let group = match args.group.as_str() {
-                "per-channel" | "k" => args.k,
-                g => g.parse().with_context(|| format!("--group {g}"))?,
-            };
-            let case = WeightCase {
-                format,
-                group,
-                zero_points: args.zero_points,
-                k: args.k,
-                n: args.n,
-            };
-            cases.push((case, args.m.clone()));
-        }
-        cases
+        cases(&args)?
     };
-    // Shapes, groups and formats are checked before any GPU work.
-    for (case, rows) in &cases {
-        for &m in rows {
-            GemmShape::new(m, case.n, case.k)?;
-        }
-        if case.format != WeightFormat::F16
-            && (case.group == 0 || !case.k.is_multiple_of(case.group))
-        {
-            return Err(GemmError::GroupSize {
-                group: case.group,
-                k: case.k,
-            }
-            .into());
-        }
-        check_group(case.format, case.group, case.k)?;
+    if args.blocks == Some(0) {
+        bail!("--blocks 0: the decode kernel needs at least one block");
     }
     let path = match args.path {
         DequantPath::Auto => None,
@@ -214,6 +197,70 @@ pub fn run(args: DequantArgs) -> Result<bool> {
     Ok(failed.is_empty())
 }
 
+/// The cases of `--format`, `--group`, `--zero-points`, `--m`, `--k` and `--n`, checked; an
+/// error names the option it comes from.
+fn cases(args: &DequantArgs) -> Result<Vec<Case>> {
+    let zero =
+        |flag: &str| anyhow::anyhow!("{flag} 0: every dimension of the product must be at least 1");
+    if args.m.contains(&0) {
+        return Err(zero("--m"));
+    }
+    if args.k == 0 {
+        return Err(zero("--k"));
+    }
+    if args.n == 0 {
+        return Err(zero("--n"));
+    }
+    for &m in &args.m {
+        GemmShape::new(m, args.n, args.k)
+            .with_context(|| format!("--m {m} --k {} --n {}", args.k, args.n))?;
+    }
+    let group = match args.group.as_str() {
+        "per-channel" | "k" => args.k,
+        g => g.parse().with_context(|| format!("--group {g}"))?,
+    };
+    if group == 0 {
+        bail!(
+            "--group {}: a group needs at least one row of k (give a size such as 128, or per-channel)",
+            args.group
+        );
+    }
+    let mut cases = Vec::new();
+    for text in &args.format {
+        let format: WeightFormat = text.parse().with_context(|| format!("--format {text}"))?;
+        if args.zero_points && !matches!(format, WeightFormat::Unsigned(_)) {
+            bail!(
+                "--zero-points: {format} weights take no zero points (only the unsigned formats u1–u8 do; signed, float and f16 weights are centred on zero); leave out --zero-points or give a u format"
+            );
+        }
+        let case = WeightCase {
+            format,
+            group,
+            zero_points: args.zero_points,
+            k: args.k,
+            n: args.n,
+        };
+        check_case_group(&case).with_context(|| format!("--group {}", args.group))?;
+        cases.push((case, args.m.clone()));
+    }
+    Ok(cases)
+}
+
+/// Checks that the case's group divides k and that the fast kernels take it (fp16 weights
+/// have no groups).
+fn check_case_group(case: &WeightCase) -> Result<(), GemmError> {
+    if case.format == WeightFormat::F16 {
+        return Ok(());
+    }
+    if !case.k.is_multiple_of(case.group) {
+        return Err(GemmError::GroupSize {
+            group: case.group,
+            k: case.k,
+        });
+    }
+    check_group(case.format, case.group, case.k)
+}
+
 /// The `dequant --sweep` cases, each with its rows.
 fn sweep_cases() -> Result<Vec<Case>> {
     let mut formats: Vec<(WeightFormat, usize, bool)> = (1..=8)
@@ -239,6 +286,7 @@ fn sweep_cases() -> Result<Vec<Case>> {
                 k,
                 n,
             };
+            check_case_group(&case)?;
             cases.push((case, vec![1, 4, 8, 16, 4096]));
         }
     }
