@@ -1,12 +1,14 @@
 //! `sgemm-ladder dequant`: the dequant GEMM (fp16 activations × low-bit weights), verified and
-//! timed against cuBLAS fp16; its records are merged into the report folder's results.json.
+//! timed against cuBLAS fp16; its records are merged into the report folder's results.json
+//! as each weight case finishes.
 
+use crate::folder::ReportFolder;
 use crate::options::{ReportDir, Timing, command_line, seed_or_random};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use rust_gemm::harness::dequant_bench::{DequantBench, DequantOptions, RandomWeights, WeightCase};
 use rust_gemm::harness::gpu::Gpu;
-use rust_gemm::harness::report::{DEQUANT_PLOT, Record, dequant_text_table, write_report};
+use rust_gemm::harness::report::{DEQUANT_PLOT, Record, dequant_text_table};
 use rust_gemm::quant::fast::Path as DequantKernel;
 use rust_gemm::quant::format::WeightFormat;
 use rust_gemm::quant::prepack::check_group;
@@ -15,7 +17,8 @@ use std::collections::HashSet;
 
 /// The dequant GEMM (fp16 activations × low-bit weights): verifies and times the fast
 /// kernels against cuBLAS fp16 at the same shape, and adds the records to
-/// <report-dir>/results.json (replacing earlier ones of the same kernel, format and shape).
+/// <report-dir>/results.json (replacing earlier ones of the same kernel, format and shape)
+/// as each weight matrix finishes.
 #[derive(Args, Debug)]
 #[command(mut_arg("warmup", |arg| arg.help(
     "Untimed warm-up launches before timing (at least this many; warm-up also lasts at least 50 ms of GPU time)"
@@ -95,7 +98,7 @@ type Case = (WeightCase, Vec<usize>);
 
 /// Returns whether every case passed verification.
 pub fn run(args: DequantArgs) -> Result<bool> {
-    // Shapes, groups and formats are checked before any GPU work.
+    // Shapes, groups, formats and the report folder are checked before any GPU work.
     let cases = if args.sweep {
         sweep_cases()?
     } else {
@@ -109,6 +112,10 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         DequantPath::Decode => Some(DequantKernel::Decode),
         DequantPath::Prefill => Some(DequantKernel::Prefill),
     };
+    let folder = ReportFolder::open(&args.report.report_dir)?;
+    // The folder's other records (the ladder's, other formats') are kept; read them now, so
+    // that a file that is not a results.json stops the run before it starts.
+    let earlier = folder.read_results()?;
 
     let seed = seed_or_random(args.seed);
     let gpu = Gpu::new(PTX)?;
@@ -125,6 +132,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         path,
         seed,
     };
+    let command = command_line();
     let mut records: Vec<Record> = Vec::new();
     for (i, (case, rows)) in cases.iter().enumerate() {
         let what = || {
@@ -158,24 +166,13 @@ pub fn run(args: DequantArgs) -> Result<bool> {
             );
         }
         records.extend(new);
+        // After every case, so that an interrupted run keeps what it measured.
+        folder.write(&merged(&earlier, &records), &command, &device)?;
     }
     println!("\n{}", dequant_text_table(&records));
-    // Keep the folder's other records (the ladder's, other formats'), replacing repeats.
-    let dir = &args.report.report_dir;
-    let results = dir.join("results.json");
-    let mut all: Vec<Record> = match std::fs::read_to_string(&results) {
-        Ok(text) => serde_json::from_str(&text)
-            .with_context(|| format!("{} is not a results.json", results.display()))?,
-        Err(_) => Vec::new(),
-    };
-    let keys: HashSet<_> = records.iter().map(Record::key).collect();
-    all.retain(|r| !keys.contains(&r.key()));
-    all.extend(records.iter().cloned());
-    write_report(dir, &all, &command_line(), &device)
-        .with_context(|| format!("writing the report to {}", dir.display()))?;
     println!(
         "report written to {}/results.{{json,md}} and {DEQUANT_PLOT}",
-        dir.display()
+        folder.dir().display()
     );
     let failed: Vec<String> = records
         .iter()
@@ -195,6 +192,18 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         );
     }
     Ok(failed.is_empty())
+}
+
+/// The folder's `earlier` records with `new` ones added, replacing earlier records of the
+/// same kernel, format, group and shape.
+fn merged(earlier: &[Record], new: &[Record]) -> Vec<Record> {
+    let keys: HashSet<_> = new.iter().map(Record::key).collect();
+    earlier
+        .iter()
+        .filter(|r| !keys.contains(&r.key()))
+        .chain(new)
+        .cloned()
+        .collect()
 }
 
 /// The cases of `--format`, `--group`, `--zero-points`, `--m`, `--k` and `--n`, checked; an

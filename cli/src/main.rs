@@ -7,6 +7,7 @@
 //! 2 for an error (bad arguments, no GPU, I/O).
 
 mod dequant;
+mod folder;
 mod list;
 mod options;
 mod report;
@@ -17,7 +18,8 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 /// Run the SGEMM ladder on the GPU: every rung verified against a reference and timed against
-/// cuBLAS SGEMM (TF32 off). Prints a table and writes results.json and results.md.
+/// cuBLAS SGEMM (TF32 off). Prints a table and writes results.json and results.md into
+/// --report-dir (checked before any GPU work), rewritten as each shape finishes.
 #[derive(Parser, Debug)]
 #[command(
     name = "sgemm-ladder",

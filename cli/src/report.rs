@@ -1,9 +1,10 @@
 //! `sgemm-ladder report`: rebuilds a report folder from results.json files (needs no GPU).
 
+use crate::folder::ReportFolder;
 use crate::options::ReportDir;
 use anyhow::{Context, Result};
 use clap::Args;
-use rust_gemm::harness::report::{Record, text_table, write_report};
+use rust_gemm::harness::report::{Record, text_table};
 use std::collections::HashSet;
 use std::path::PathBuf;
 
@@ -26,6 +27,7 @@ pub struct ReportArgs {
 
 /// Merges the files and writes the report; always returns `true` (nothing is verified).
 pub fn run(args: ReportArgs) -> Result<bool> {
+    let folder = ReportFolder::open(&args.report.report_dir)?;
     let mut records: Vec<Record> = Vec::new();
     for path in &args.from {
         let text =
@@ -47,11 +49,11 @@ pub fn run(args: ReportArgs) -> Result<bool> {
     let device = records
         .first()
         .map_or("unknown device".to_string(), |r| r.device.clone());
-    write_report(&args.report.report_dir, &records, &args.command, &device)?;
+    folder.write(&records, &args.command, &device)?;
     println!("{}", text_table(&records));
     println!(
         "report written to {}/results.{{json,md}} and its plots",
-        args.report.report_dir.display()
+        folder.dir().display()
     );
     Ok(true)
 }

@@ -1,12 +1,14 @@
 //! The ladder run (`sgemm-ladder` with no subcommand): every rung verified against a
-//! reference and timed against cuBLAS, at each shape, and a report.
+//! reference and timed against cuBLAS, at each shape; the report is rewritten as each shape
+//! finishes.
 
+use crate::folder::ReportFolder;
 use crate::options::{ReportDir, Timing, command_line, seed_or_random, select_rungs};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use rust_gemm::harness::bench::{BenchOptions, ReferencePolicy, run_shape};
 use rust_gemm::harness::gpu::Gpu;
-use rust_gemm::harness::report::{Record, text_table, write_report};
+use rust_gemm::harness::report::{Record, text_table};
 use rust_gemm::ladder::autotune::{Autotuner, Trial};
 use rust_gemm::{GemmShape, PTX, Rung};
 use std::path::PathBuf;
@@ -73,6 +75,7 @@ pub fn run(args: RunArgs) -> Result<bool> {
             "NVIDIA_TF32_OVERRIDE is set: cuBLAS would use TF32 and the fp32 comparison would be meaningless; unset it"
         );
     }
+    let folder = ReportFolder::open(&args.report.report_dir)?;
     let seed = seed_or_random(args.seed);
     let options = BenchOptions {
         warmup: args.timing.warmup as usize,
@@ -97,11 +100,12 @@ pub fn run(args: RunArgs) -> Result<bool> {
 
     let cache = args
         .tune_cache
-        .unwrap_or_else(|| args.report.report_dir.join("autotune-cache.json"));
+        .unwrap_or_else(|| folder.dir().join("autotune-cache.json"));
     let mut tuner = Autotuner::new(Some(cache)).map_err(anyhow::Error::msg)?;
     tuner.force = args.autotune;
     let mut show_search = |rung: &Rung, trials: &[Trial]| print_search(rung, trials);
 
+    let command = command_line();
     let mut records: Vec<Record> = Vec::new();
     for (index, shape) in shapes.iter().enumerate() {
         let shape_seed = seed.wrapping_add(1000 * index as u64);
@@ -125,19 +129,14 @@ pub fn run(args: RunArgs) -> Result<bool> {
             );
         }
         records.extend(rows);
+        // After every shape, so that an interrupted run keeps what it measured.
+        folder.write(&records, &command, &info.name)?;
     }
 
     println!("\n{}", text_table(&records));
-    write_report(
-        &args.report.report_dir,
-        &records,
-        &command_line(),
-        &info.name,
-    )
-    .with_context(|| format!("writing the report to {}", args.report.report_dir.display()))?;
     println!(
         "report written to {}/results.{{json,md}} and plot.svg",
-        args.report.report_dir.display()
+        folder.dir().display()
     );
 
     let failed: Vec<String> = records
