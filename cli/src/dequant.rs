@@ -4,6 +4,7 @@
 
 use crate::folder::ReportFolder;
 use crate::options::{ReportDir, Timing, command_line, seed_or_random};
+use crate::output::{self, say};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use rust_gemm::harness::dequant_bench::{DequantBench, DequantOptions, RandomWeights, WeightCase};
@@ -121,7 +122,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
     let gpu = Gpu::new(PTX)?;
     let mut bench = DequantBench::new(&gpu)?;
     let device = gpu.info().name.clone();
-    println!(
+    say!(
         "device: {device}, seed {seed}, device-to-device copy bandwidth {:.0} GB/s",
         bench.copy_gbs
     );
@@ -146,7 +147,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         let new = bench.run(&weights, rows, &options).with_context(what)?;
         for r in &new {
             let d = r.dequant.as_ref().expect("dequant record");
-            println!(
+            say!(
                 "  {:<16} {:<5}{:<4} g{:<6} {:>5}×{}×{}  {:>9.1} µs  cuBLAS fp16 {:>9.1} µs  {:>5.2}× (ideal {:.2}×)  {:>5.0} GB/s  blocks {:<3} rel error {:.2e}  {}",
                 r.rung,
                 d.format,
@@ -169,8 +170,8 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         // After every case, so that an interrupted run keeps what it measured.
         folder.write(&merged(&earlier, &records), &command, &device)?;
     }
-    println!("\n{}", dequant_text_table(&records));
-    println!(
+    say!("\n{}", dequant_text_table(&records));
+    say!(
         "report written to {}/results.{{json,md}} and {DEQUANT_PLOT}",
         folder.dir().display()
     );
@@ -186,10 +187,10 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         })
         .collect();
     if !failed.is_empty() {
-        eprintln!(
+        output::error(format_args!(
             "sgemm-ladder: verification FAILED for {}",
             failed.join(", ")
-        );
+        ));
     }
     Ok(failed.is_empty())
 }

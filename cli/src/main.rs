@@ -4,12 +4,13 @@
 //!
 //! This file parses the command line and dispatches; each subcommand lives in its own module.
 //! Exit status: 0 when everything that ran passed verification, 1 when something failed it,
-//! 2 for an error (bad arguments, no GPU, I/O).
+//! 2 for an error (bad arguments, no GPU, I/O), 141 when standard output closed early.
 
 mod dequant;
 mod folder;
 mod list;
 mod options;
+mod output;
 mod report;
 mod run;
 mod verify;
@@ -26,7 +27,7 @@ use std::process::ExitCode;
     version,
     // The ladder run's options belong to it alone: `sgemm-ladder --reps 5 verify` is refused.
     args_conflicts_with_subcommands = true,
-    after_help = "Exit status: 0 when everything that ran passed verification, 1 when something failed it, 2 for an error (bad arguments, no GPU, I/O)."
+    after_help = "Exit status: 0 when everything that ran passed verification, 1 when something failed it, 2 for an error (bad arguments, no GPU, I/O), 141 when standard output closed early."
 )]
 struct Cli {
     #[command(flatten)]
@@ -63,8 +64,8 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::from(1),
         Err(err) => {
-            eprintln!("sgemm-ladder: error: {err:#}");
-            ExitCode::from(2)
+            output::error(format_args!("sgemm-ladder: error: {err:#}"));
+            ExitCode::from(output::ERROR)
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::folder::ReportFolder;
 use crate::options::ReportDir;
+use crate::output::say;
 use anyhow::{Context, Result};
 use clap::Args;
 use rust_gemm::harness::report::{Record, text_table};
@@ -41,7 +42,7 @@ pub fn run(args: ReportArgs) -> Result<bool> {
     let mut seen = HashSet::new();
     records.retain(|r| seen.insert(r.key()));
     if records.len() < before {
-        println!(
+        say!(
             "report: {} repeated records (same rung and shape as an earlier one) left out",
             before - records.len()
         );
@@ -50,8 +51,8 @@ pub fn run(args: ReportArgs) -> Result<bool> {
         .first()
         .map_or("unknown device".to_string(), |r| r.device.clone());
     folder.write(&records, &args.command, &device)?;
-    println!("{}", text_table(&records));
-    println!(
+    say!("{}", text_table(&records));
+    say!(
         "report written to {}/results.{{json,md}} and its plots",
         folder.dir().display()
     );

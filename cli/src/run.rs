@@ -4,6 +4,7 @@
 
 use crate::folder::ReportFolder;
 use crate::options::{ReportDir, Timing, command_line, seed_or_random, select_rungs};
+use crate::output::{self, say};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use rust_gemm::harness::bench::{BenchOptions, ReferencePolicy, run_shape};
@@ -89,7 +90,7 @@ pub fn run(args: RunArgs) -> Result<bool> {
 
     let gpu = Gpu::new(PTX)?;
     let info = gpu.info();
-    println!(
+    say!(
         "device: {} (sm_{}{}, {} SMs, {} MiB L2), seed {seed}",
         info.name,
         info.compute_capability.0,
@@ -120,7 +121,7 @@ pub fn run(args: RunArgs) -> Result<bool> {
         )
         .with_context(|| format!("at shape {shape}"))?;
         for r in &rows {
-            println!(
+            say!(
                 "  {shape:<18} {:<7} {:>10} GFLOP/s  rel error {:<9}  {}",
                 r.rung,
                 r.gflops.map_or("-".into(), |g| format!("{g:.0}")),
@@ -133,8 +134,8 @@ pub fn run(args: RunArgs) -> Result<bool> {
         folder.write(&records, &command, &info.name)?;
     }
 
-    println!("\n{}", text_table(&records));
-    println!(
+    say!("\n{}", text_table(&records));
+    say!(
         "report written to {}/results.{{json,md}} and plot.svg",
         folder.dir().display()
     );
@@ -145,17 +146,17 @@ pub fn run(args: RunArgs) -> Result<bool> {
         .map(|r| format!("{} at {}×{}×{}", r.rung, r.m, r.n, r.k))
         .collect();
     if !failed.is_empty() {
-        eprintln!(
+        output::error(format_args!(
             "sgemm-ladder: verification FAILED for {}",
             failed.join(", ")
-        );
+        ));
     }
     Ok(failed.is_empty())
 }
 
 /// Prints the autotuner's search: each candidate's time, the fastest marked.
 fn print_search(rung: &Rung, trials: &[Trial]) {
-    println!(
+    say!(
         "  autotune {}: timing {} candidates",
         rung.name,
         trials.len()
@@ -166,12 +167,12 @@ fn print_search(rung: &Rung, trials: &[Trial]) {
         .fold(f64::INFINITY, |a, &b| a.min(b));
     for trial in trials {
         match &trial.outcome {
-            Ok(ms) => println!(
+            Ok(ms) => say!(
                 "    {:<12} {ms:>9.3} ms{}",
                 trial.candidate,
                 if *ms == best { "  <- fastest" } else { "" }
             ),
-            Err(why) => println!("    {:<12} cannot run: {why}", trial.candidate),
+            Err(why) => say!("    {:<12} cannot run: {why}", trial.candidate),
         }
     }
 }

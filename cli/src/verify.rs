@@ -1,6 +1,7 @@
 //! `sgemm-ladder verify`: every kernel on many random shapes against the f64 CPU reference.
 
 use crate::options::{seed_or_random, select_rungs};
+use crate::output::say;
 use anyhow::{Context, Result};
 use clap::Args;
 use rust_gemm::PTX;
@@ -49,7 +50,7 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         })
         .collect();
     let gpu = Gpu::new(PTX)?;
-    println!(
+    say!(
         "verify: {count} random shapes (dimensions up to {max_dim}), {} kernels, seed {seed}, on {}",
         kernels.len(),
         gpu.info().name
@@ -70,14 +71,14 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         }
     }
     for line in &failed {
-        println!("FAIL {line}");
+        say!("FAIL {line}");
     }
     if !failed.is_empty() {
-        println!(
+        say!(
             "reproduce with: sgemm-ladder verify --seed {seed} --count {count} --max-dim {max_dim}"
         );
     }
-    println!(
+    say!(
         "verify: {passed} passed, {} failed, {skipped} skipped",
         failed.len()
     );
