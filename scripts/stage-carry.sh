@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Copies the release binaries (sgemm-ladder and the GPU test binaries) into .carry/, the
-# git-ignored folder handed to the GPU machine, which has no Rust toolchain.
+# Copies the release binaries (sgemm-ladder, the examples and the GPU test binaries) into .carry/,
+# the git-ignored folder handed to the GPU machine, which has no Rust toolchain. Stripped, so
+# that they fit the 64 MiB a device call carries.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-cargo build --release --bin sgemm-ladder
+cargo build --release --bin sgemm-ladder --examples
+rm -rf .carry
 mkdir -p .carry
 cp target/release/sgemm-ladder .carry/
-cargo test --release --no-run --message-format=json 2>/dev/null |
+for example in target/release/examples/*; do
+    if [[ -f "$example" && -x "$example" && "$example" != *-* ]]; then
+        cp "$example" .carry/example-"$(basename "$example")"
+    fi
+done
+cargo test --workspace --release --no-run --message-format=json 2>/dev/null |
     python3 -c '
 import json, sys, shutil
 for line in sys.stdin:
     msg = json.loads(line)
     exe = msg.get("executable")
     if msg.get("reason") == "compiler-artifact" and exe and msg["target"]["kind"] == ["test"]:
-        shutil.copy(exe, ".carry/" + msg["target"]["name"])
+        shutil.copy(exe, ".carry/test-" + msg["target"]["name"])
         print("staged", msg["target"]["name"])
 '
-sha256sum target/kernels-gpu/kernels.ptx | tee .carry/ptx.sha256
+strip .carry/* 2>/dev/null || true
+ptx="$(ls -t target/release/build/rust-gemm-*/out/kernels.ptx 2>/dev/null | head -n 1)"
+if [[ -z "$ptx" ]]; then
+    ptx=target/kernels-gpu/kernels.ptx
+fi
+sha256sum "$ptx" | tee .carry/ptx.sha256
+du -sh .carry

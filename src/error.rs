@@ -27,6 +27,90 @@ pub enum GemmError {
         /// The largest value accepted.
         max: usize,
     },
+    /// A batch of zero items.
+    #[error("invalid batch: the batch count must be at least 1")]
+    ZeroBatch,
+    /// A leading dimension smaller than the row it steps over, or too large.
+    #[error(
+        "leading dimension of {operand} is {ld}, but it must be at least the row length {min} (and at most {max})"
+    )]
+    LeadingDimension {
+        /// "A", "B" or "C".
+        operand: &'static str,
+        /// The leading dimension given.
+        ld: usize,
+        /// The row length.
+        min: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// The extent of an operand does not fit in the address space.
+    #[error("the extent of {operand} (rows × leading dimension × batch) overflows")]
+    SizeOverflow {
+        /// "A", "B" or "C".
+        operand: &'static str,
+    },
+    /// Batch items of C that would overlap.
+    #[error(
+        "the batch stride of {operand} is {stride} elements, but one item spans {min}: the items would overlap"
+    )]
+    BatchStride {
+        /// The operand ("C").
+        operand: &'static str,
+        /// The stride given.
+        stride: usize,
+        /// The smallest stride that keeps items apart.
+        min: usize,
+    },
+    /// A buffer shorter than what the description reads or writes in it.
+    #[error("buffer {operand} holds {len} elements, but the description needs {needed}")]
+    BufferTooShort {
+        /// "A", "B", "C" or "bias".
+        operand: &'static str,
+        /// Elements needed.
+        needed: usize,
+        /// The buffer's length.
+        len: usize,
+    },
+    /// C shares memory with an input.
+    #[error("C overlaps {operand}: the output must not share memory with an input")]
+    Overlap {
+        /// "A", "B" or "bias".
+        operand: &'static str,
+    },
+    /// TF32 asked for 2-byte elements.
+    #[error(
+        "TF32 is a mode of f32 products: f16 and bf16 products are already tensor-core products"
+    )]
+    Tf32NeedsF32,
+    /// A buffer on another device or context than the `Gemm`'s stream.
+    #[error("buffer {operand} belongs to another CUDA context than the Gemm's stream")]
+    WrongContext {
+        /// "A", "B", "C" or "bias".
+        operand: &'static str,
+    },
+    /// A kernel name that no library kernel has (for this element type and layout).
+    #[error("no library kernel named {name:?} for this element type and B layout; known: {known}")]
+    UnknownKernel {
+        /// The name asked for.
+        name: String,
+        /// The kernels that exist, comma-separated.
+        known: String,
+    },
+    /// The forced kernel cannot run this call.
+    #[error("kernel {kernel} cannot run this call: it {reason}")]
+    KernelRefused {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Why.
+        reason: String,
+    },
+    /// No kernel can run the call on this device.
+    #[error("no kernel can run this call on this device: {reason}")]
+    NoKernel {
+        /// Each kernel's reason.
+        reason: String,
+    },
     /// A buffer's length does not match the shape it is used with.
     #[error("buffer {name} holds {actual} elements but a {rows}×{cols} matrix needs {expected}")]
     BufferSize {

@@ -40,6 +40,7 @@ pub struct Runtime {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    entries: Vec<String>,
     /// TMA tensor maps built for the ladder's TMA rungs, by (A, B, shape).
     pub(crate) tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
     info: DeviceInfo,
@@ -90,6 +91,7 @@ impl Runtime {
             stream,
             module,
             functions: Mutex::new(HashMap::new()),
+            entries: entry_points(ptx),
             tensor_maps: Mutex::new(HashMap::new()),
             info,
         })
@@ -106,6 +108,11 @@ impl Runtime {
         // SAFETY: no buffer exists on this fresh context yet, and the harness uses one stream.
         unsafe { context.disable_event_tracking() };
         Self::with_ptx(context.default_stream(), ptx)
+    }
+
+    /// The kernel entry points of the loaded PTX.
+    pub fn entries(&self) -> &[String] {
+        &self.entries
     }
 
     /// The context the module lives in.
@@ -274,6 +281,15 @@ impl Runtime {
         functions.insert(entry, function.clone());
         Ok(function)
     }
+}
+
+/// The names of the `.entry` points of `ptx`.
+pub fn entry_points(ptx: &str) -> Vec<String> {
+    ptx.lines()
+        .filter_map(|line| line.split(".entry ").nth(1))
+        .filter_map(|rest| rest.split('(').next())
+        .map(|name| name.trim().to_string())
+        .collect()
 }
 
 fn device_info(context: &Arc<CudaContext>) -> Result<DeviceInfo, GemmError> {

@@ -1,0 +1,261 @@
+//! Dispatch: which kernel runs a validated [`Problem`] on a device, and why.
+//!
+//! [`KERNELS`] lists the library's kernels, fastest first for each element type and B layout
+//! (the order comes from the measurements in `docs/results/`: at large shapes the TMA +
+//! `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the general kernel; the
+//! `cp.async` fp32 kernel v13 beats the general one). [`choose`] takes the first kernel whose
+//! requirements the device and the call meet, so every valid call gets a kernel: the general
+//! kernels accept any alignment, any leading dimension and any shape. The choice is a pure
+//! function of ([`DeviceCaps`], [`Problem`]), so it is tested without a GPU, and
+//! [`Plan::reason`] says why each faster kernel was passed over.
+
+use super::desc::BLayout;
+use super::element::DType;
+use super::problem::Problem;
+use crate::GemmError;
+use gemm_geometry as geometry;
+
+/// What dispatch needs to know about the device and the loaded module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceCaps {
+    /// Compute capability (major, minor).
+    pub compute_capability: (i32, i32),
+    /// Streaming multiprocessors.
+    pub sm_count: usize,
+    /// The most dynamic shared memory one block may opt in to, in bytes.
+    pub max_shared_per_block: usize,
+    /// The kernel entry points the loaded PTX holds.
+    pub entries: Vec<String>,
+}
+
+/// The architecture a kernel needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// Any GPU of compute capability 8.0 or newer (Ampere on): `cp.async`, `mma.sync`, bf16.
+    Sm80,
+    /// Hopper's architecture-specific features (`wgmma`, TMA multicast, `setmaxnreg`):
+    /// compute capability 9.0 exactly.
+    Sm90a,
+}
+
+impl Arch {
+    /// Whether a device of this capability has the architecture.
+    pub fn supported_by(&self, capability: (i32, i32)) -> bool {
+        match self {
+            Arch::Sm80 => capability >= (8, 0),
+            Arch::Sm90a => capability == (9, 0),
+        }
+    }
+
+    /// `sm_80` or `sm_90a`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Arch::Sm80 => "sm_80",
+            Arch::Sm90a => "sm_90a",
+        }
+    }
+}
+
+/// How a kernel's blocks cover the tiles of C and the batch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GridKind {
+    /// One block per tile along x (the kernel maps it to a tile in grouped order), batch items
+    /// along z (at most 65 535: the kernel walks the rest in steps of the grid).
+    Grouped,
+    /// Column tiles along x, row tiles along y, batch items along z, y and z capped at 65 535
+    /// (the kernel walks the rest in steps of the grid).
+    ColumnsRows,
+    /// Persistent blocks, at most one per SM, each looping over (batch item, tile) pairs.
+    Persistent,
+}
+
+/// One kernel the library can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// Name in plans and for [`crate::MatmulDesc::kernel`] (the ladder rung it comes from, or
+    /// `general`).
+    pub name: &'static str,
+    /// Entry point in the PTX.
+    pub entry: &'static str,
+    /// Element type and arithmetic.
+    pub dtype: DType,
+    /// B's layout.
+    pub b_layout: BLayout,
+    /// The architecture it needs.
+    pub arch: Arch,
+    /// Bytes every row start must be aligned to (base addresses, leading dimensions and batch
+    /// strides; see [`Problem::rows_aligned_to`]); 0 for none beyond the element's own.
+    pub row_alignment: usize,
+    /// Whether it reads A and B through TMA tensor maps that the host builds.
+    pub tensor_maps: bool,
+    /// Threads per block.
+    pub threads: u32,
+    /// Rows of C per block tile.
+    pub block_tile_m: u32,
+    /// Columns of C per block tile.
+    pub block_tile_n: u32,
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_bytes: u32,
+    /// How blocks cover the work.
+    pub grid: GridKind,
+}
+
+/// The general kernels: any alignment, any shape.
+const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    KernelSpec {
+        name: "general",
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm80,
+        row_alignment: 0,
+        tensor_maps: false,
+        threads: geometry::general::THREADS,
+        block_tile_m: geometry::general::BLOCK_TILE_M,
+        block_tile_n: geometry::general::BLOCK_TILE_N,
+        shared_bytes: geometry::general::SHARED_BYTES,
+        grid: GridKind::ColumnsRows,
+    }
+}
+
+/// Every kernel, fastest first within each (element type, B layout).
+pub const KERNELS: &[KernelSpec] = &[
+    general("gemm_general_f32_kn", DType::F32, BLayout::Kn),
+    general("gemm_general_f32_nk", DType::F32, BLayout::Nk),
+    // TF32 asked for, exact fp32 given: the general kernel is more precise, never less.
+    general("gemm_general_f32_kn", DType::Tf32, BLayout::Kn),
+    general("gemm_general_f32_nk", DType::Tf32, BLayout::Nk),
+    general("gemm_general_f16_kn", DType::F16, BLayout::Kn),
+    general("gemm_general_f16_nk", DType::F16, BLayout::Nk),
+    general("gemm_general_bf16_kn", DType::Bf16, BLayout::Kn),
+    general("gemm_general_bf16_nk", DType::Bf16, BLayout::Nk),
+];
+
+/// The kernel chosen for a call, and the launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The kernel.
+    pub kernel: &'static KernelSpec,
+    /// Why it was chosen: the faster kernels passed over, each with its reason.
+    pub reason: String,
+    /// Blocks along x, y and z.
+    pub grid: (u32, u32, u32),
+}
+
+/// Why `spec` cannot run `problem` on `caps`, or `None` if it can.
+pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if !spec.arch.supported_by(caps.compute_capability) {
+        let (major, minor) = caps.compute_capability;
+        return Some(format!(
+            "needs {} (this device is {major}.{minor})",
+            spec.arch.label()
+        ));
+    }
+    if !caps.entries.iter().any(|e| e == spec.entry) {
+        return Some(format!("{} is not in the loaded PTX", spec.entry));
+    }
+    if spec.shared_bytes as usize > caps.max_shared_per_block {
+        return Some(format!(
+            "needs {} bytes of shared memory per block, the device allows {}",
+            spec.shared_bytes, caps.max_shared_per_block
+        ));
+    }
+    if spec.row_alignment > 0 && !problem.rows_aligned_to(spec.row_alignment) {
+        return Some(format!(
+            "needs every row of A, B and C to start on a {}-byte boundary (base addresses, \
+             leading dimensions and batch strides multiples of {} elements)",
+            spec.row_alignment,
+            spec.row_alignment / problem.dtype.bytes()
+        ));
+    }
+    if grid(spec, caps, problem).is_none() {
+        return Some("the grid would exceed CUDA's limits".into());
+    }
+    None
+}
+
+/// The grid for `spec` on `problem`, or `None` if it exceeds CUDA's limits.
+pub fn grid(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<(u32, u32, u32)> {
+    const MAX_YZ: u64 = 65_535;
+    let rows = problem.m.div_ceil(spec.block_tile_m as usize) as u64;
+    let columns = problem.n.div_ceil(spec.block_tile_n as usize) as u64;
+    let tiles = rows.checked_mul(columns)?;
+    let z = (problem.batch as u64).min(MAX_YZ) as u32;
+    let fits_x = |x: u64| u32::try_from(x).ok().filter(|&x| x <= i32::MAX as u32);
+    match spec.grid {
+        GridKind::Grouped => Some((fits_x(tiles)?, 1, z)),
+        GridKind::ColumnsRows => Some((fits_x(columns)?, rows.min(MAX_YZ) as u32, z)),
+        GridKind::Persistent => {
+            let work = tiles.checked_mul(problem.batch as u64)?;
+            u32::try_from(work).ok()?;
+            Some((work.min(caps.sm_count.max(1) as u64) as u32, 1, 1))
+        }
+    }
+}
+
+/// The kernel for `problem` on `caps`: `forced` if given (refused with its reason if it cannot
+/// run the call), else the first of [`KERNELS`] for the call's element type and B layout that
+/// can.
+pub fn choose(
+    caps: &DeviceCaps,
+    problem: &Problem,
+    forced: Option<&str>,
+) -> Result<Plan, GemmError> {
+    let candidates = KERNELS
+        .iter()
+        .filter(|k| k.dtype == problem.dtype && k.b_layout == problem.b_layout);
+    if let Some(name) = forced {
+        let spec = candidates.clone().find(|k| k.name == name).ok_or_else(|| {
+            GemmError::UnknownKernel {
+                name: name.to_string(),
+                known: kernel_names(problem.dtype, problem.b_layout),
+            }
+        })?;
+        if let Some(reason) = refusal(spec, caps, problem) {
+            return Err(GemmError::KernelRefused {
+                kernel: spec.name,
+                reason,
+            });
+        }
+        return Ok(Plan {
+            kernel: spec,
+            reason: "forced by the description".into(),
+            grid: grid(spec, caps, problem).expect("checked by refusal"),
+        });
+    }
+    let mut passed_over = Vec::new();
+    for spec in candidates {
+        match refusal(spec, caps, problem) {
+            Some(reason) => passed_over.push(format!("{}: {reason}", spec.name)),
+            None => {
+                let reason = if passed_over.is_empty() {
+                    format!(
+                        "the fastest {} kernel for B {}",
+                        problem.dtype.label(),
+                        problem.b_layout.label()
+                    )
+                } else {
+                    format!("faster kernels passed over: {}", passed_over.join("; "))
+                };
+                return Ok(Plan {
+                    kernel: spec,
+                    reason,
+                    grid: grid(spec, caps, problem).expect("checked by refusal"),
+                });
+            }
+        }
+    }
+    Err(GemmError::NoKernel {
+        reason: passed_over.join("; "),
+    })
+}
+
+/// The names of the kernels for an element type and B layout, comma-separated.
+pub fn kernel_names(dtype: DType, b_layout: BLayout) -> String {
+    KERNELS
+        .iter()
+        .filter(|k| k.dtype == dtype && k.b_layout == b_layout)
+        .map(|k| k.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}

@@ -1,0 +1,253 @@
+//! The public API: [`Gemm`] multiplies matrices the caller already holds on the GPU, on the
+//! caller's own stream, with the fastest kernel the device and the call allow.
+//!
+//! ```no_run
+//! use rust_gemm::{Gemm, MatmulDesc};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let ctx = cudarc::driver::CudaContext::new(0)?;
+//! let stream = ctx.default_stream();
+//! let gemm = Gemm::new(stream.clone())?;
+//! let (m, n, k) = (256, 512, 1024);
+//! let a = stream.clone_htod(&vec![1.0f32; m * k])?;
+//! let b = stream.clone_htod(&vec![0.5f32; k * n])?;
+//! let mut c = stream.alloc_zeros::<f32>(m * n)?;
+//! gemm.matmul(&a, &b, &mut c, &MatmulDesc::new(m, n, k))?;
+//! let c = stream.clone_dtoh(&c)?;
+//! assert_eq!(c[0], 512.0);
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod desc;
+pub mod dispatch;
+pub mod element;
+pub mod problem;
+
+use crate::GemmError;
+use crate::runtime::{DeviceInfo, Runtime};
+use cudarc::driver::{
+    CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use desc::{Activation, MatmulDesc};
+use dispatch::{DeviceCaps, Plan};
+use element::{DType, GemmElement};
+use gemm_geometry::GemmArgs;
+use problem::{Buffers, Problem, Request};
+use std::sync::Arc;
+
+/// The library kernels' argument block, as a kernel parameter.
+#[repr(transparent)]
+struct KernelArgs(GemmArgs);
+
+// SAFETY: GemmArgs is `#[repr(C)]` plain data (integers and floats, no padding bytes left
+// uninitialized: its `reserved` word fills the tail), which the kernels read as one `.param`
+// block of the same layout.
+unsafe impl DeviceRepr for KernelArgs {}
+
+/// Matrix products on one stream with the kernels loaded for its device.
+///
+/// `Gemm` is `Send + Sync`: calls from several threads go to its stream in the order they are
+/// made (a stream is a queue). For concurrent work, give each thread its own `Gemm` on its own
+/// stream.
+pub struct Gemm {
+    runtime: Runtime,
+    caps: DeviceCaps,
+}
+
+impl Gemm {
+    /// Loads the kernels for `stream`'s device; every call is queued on `stream`, which the
+    /// caller keeps owning. Needs no cuBLAS. Fails with [`GemmError::UnsupportedDevice`] on a
+    /// GPU the kernels are not built for, or [`GemmError::ModuleLoad`] if the driver refuses
+    /// the PTX.
+    pub fn new(stream: Arc<CudaStream>) -> Result<Self, GemmError> {
+        let runtime = Runtime::new(stream)?;
+        Ok(Self::from_runtime(runtime))
+    }
+
+    /// A `Gemm` over an existing [`Runtime`].
+    pub fn from_runtime(runtime: Runtime) -> Self {
+        let info = runtime.info();
+        let caps = DeviceCaps {
+            compute_capability: info.compute_capability,
+            sm_count: info.sm_count,
+            max_shared_per_block: info.max_shared_per_block,
+            entries: runtime.entries().to_vec(),
+        };
+        Gemm { runtime, caps }
+    }
+
+    /// The stream every call is queued on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        self.runtime.stream()
+    }
+
+    /// The device's properties.
+    pub fn device(&self) -> &DeviceInfo {
+        self.runtime.info()
+    }
+
+    /// What dispatch knows of the device.
+    pub fn caps(&self) -> &DeviceCaps {
+        &self.caps
+    }
+
+    /// The runtime underneath (module, launches, memory).
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Every kernel the library can choose from, fastest first per element type and layout.
+    pub fn kernels() -> &'static [dispatch::KernelSpec] {
+        dispatch::KERNELS
+    }
+
+    /// The kernel [`Gemm::matmul`] would run for these buffers and description, and why;
+    /// every check of `matmul` is made, nothing is launched.
+    pub fn plan<T: GemmElement>(
+        &self,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        c: &impl DevicePtr<T>,
+        desc: &MatmulDesc<'_, T>,
+    ) -> Result<Plan, GemmError> {
+        let stream = self.runtime.stream();
+        let (a_ptr, _a_guard) = a.device_ptr(stream);
+        let (b_ptr, _b_guard) = b.device_ptr(stream);
+        let (c_ptr, _c_guard) = c.device_ptr(stream);
+        let bias = desc.epilogue.bias;
+        let bias_guard = bias.map(|bias| bias.device_ptr(stream));
+        let problem = self.problem(
+            desc,
+            [(a.stream(), "A"), (b.stream(), "B"), (c.stream(), "C")],
+            Buffers {
+                a: (a_ptr, a.len()),
+                b: (b_ptr, b.len()),
+                c: (c_ptr, c.len()),
+                bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
+            },
+        )?;
+        dispatch::choose(&self.caps, &problem, desc.kernel)
+    }
+
+    /// Queues `C = act(alpha·A·B + beta·C + bias)` as `desc` describes, on the stream. Every
+    /// description and buffer is checked first ([`GemmError`] says what is wrong); the
+    /// kernel is the fastest that accepts the call ([`Gemm::plan`] shows which).
+    ///
+    /// The buffers may be [`cudarc::driver::CudaSlice`]s or views into larger buffers
+    /// (`slice(..)`, `slice_mut(..)`), at least as long as the description needs.
+    pub fn matmul<T: GemmElement>(
+        &self,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        c: &mut impl DevicePtrMut<T>,
+        desc: &MatmulDesc<'_, T>,
+    ) -> Result<(), GemmError> {
+        let stream = self.runtime.stream();
+        let (a_ptr, _a_guard) = a.device_ptr(stream);
+        let (b_ptr, _b_guard) = b.device_ptr(stream);
+        let c_len = c.len();
+        let c_stream = c.stream().clone();
+        let (c_ptr, _c_guard) = c.device_ptr_mut(stream);
+        let bias = desc.epilogue.bias;
+        let bias_guard = bias.map(|bias| bias.device_ptr(stream));
+        let problem = self.problem(
+            desc,
+            [(a.stream(), "A"), (b.stream(), "B"), (&c_stream, "C")],
+            Buffers {
+                a: (a_ptr, a.len()),
+                b: (b_ptr, b.len()),
+                c: (c_ptr, c_len),
+                bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
+            },
+        )?;
+        let plan = dispatch::choose(&self.caps, &problem, desc.kernel)?;
+        self.launch(&plan, &problem)
+    }
+
+    /// Checks the description, the buffers' device and their extents.
+    fn problem<T: GemmElement>(
+        &self,
+        desc: &MatmulDesc<'_, T>,
+        streams: [(&Arc<CudaStream>, &'static str); 3],
+        buffers: Buffers,
+    ) -> Result<Problem, GemmError> {
+        if desc.tf32 && T::DTYPE != DType::F32 {
+            return Err(GemmError::Tf32NeedsF32);
+        }
+        let ours = self.runtime.context().cu_ctx();
+        let bias_stream = desc.epilogue.bias.map(|b| (b.stream(), "bias"));
+        for (stream, operand) in streams.into_iter().chain(bias_stream) {
+            if stream.context().cu_ctx() != ours {
+                return Err(GemmError::WrongContext { operand });
+            }
+        }
+        let request = Request {
+            dtype: desc.dtype(),
+            b_layout: desc.b_layout,
+            m: desc.m,
+            n: desc.n,
+            k: desc.k,
+            batch: desc.batch,
+            lds: (desc.lda, desc.ldb, desc.ldc),
+            strides: desc.strides,
+            alpha: desc.alpha,
+            beta: desc.beta,
+            activation: desc.epilogue.activation,
+        };
+        problem::validate(&request, buffers)
+    }
+
+    /// Launches `plan` for `problem`.
+    fn launch(&self, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
+        let spec = plan.kernel;
+        let args = KernelArgs(kernel_args(problem, 0));
+        let function = self.runtime.kernel(spec.entry)?;
+        let config = LaunchConfig {
+            grid_dim: plan.grid,
+            block_dim: (spec.threads, 1, 1),
+            shared_mem_bytes: spec.shared_bytes,
+        };
+        let mut builder = self.runtime.stream().launch_builder(&function);
+        builder.arg(&args);
+        // SAFETY: `problem` was validated against the buffers' lengths (every element the
+        // kernel reads or writes lies inside them, C overlaps no input), the addresses belong
+        // to this context, dispatch checked the kernel's alignment and shared-memory needs, and
+        // the argument block has the layout the kernel reads.
+        unsafe { builder.launch(config) }
+            .map(drop)
+            .map_err(|e| GemmError::cuda(format!("launching {}", spec.entry), e))
+    }
+}
+
+/// The argument block for `problem` (`tensor_maps`: their device address, or 0).
+pub fn kernel_args(problem: &Problem, tensor_maps: u64) -> GemmArgs {
+    let (activation, slope) = match problem.activation {
+        None => (gemm_geometry::Activation::Identity, 0.0),
+        Some(Activation::Relu) => (gemm_geometry::Activation::Relu, 0.0),
+        Some(Activation::LeakyRelu(slope)) => (gemm_geometry::Activation::LeakyRelu, slope),
+        Some(Activation::GeluTanh) => (gemm_geometry::Activation::GeluTanh, 0.0),
+    };
+    // Validation bounds every size by i32::MAX, so the narrowing casts are exact.
+    GemmArgs {
+        a: problem.buffers.a.0,
+        b: problem.buffers.b.0,
+        c: problem.buffers.c.0,
+        bias: problem.buffers.bias.map_or(0, |(address, _)| address),
+        tensor_maps,
+        stride_a: problem.strides.0 as u64,
+        stride_b: problem.strides.1 as u64,
+        stride_c: problem.strides.2 as u64,
+        m: problem.m as u32,
+        n: problem.n as u32,
+        k: problem.k as u32,
+        batch: problem.batch as u32,
+        lda: problem.lda as u32,
+        ldb: problem.ldb as u32,
+        ldc: problem.ldc as u32,
+        activation: activation as u32,
+        alpha: problem.alpha,
+        beta: problem.beta,
+        slope,
+        reserved: 0,
+    }
+}

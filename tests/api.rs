@@ -1,0 +1,370 @@
+//! The API's checks and dispatch without a GPU: every invalid description is refused with its
+//! typed error before any launch, and the kernel choice is a pure function of the device's
+//! properties and the call.
+
+use rust_gemm::api::dispatch::{DeviceCaps, KERNELS, choose};
+use rust_gemm::api::problem::{Buffers, Problem, Request, validate};
+use rust_gemm::{Activation, BLayout, DType, Gemm, GemmError};
+
+fn request(dtype: DType, m: usize, n: usize, k: usize) -> Request {
+    Request {
+        dtype,
+        b_layout: BLayout::Kn,
+        m,
+        n,
+        k,
+        batch: 1,
+        lds: (None, None, None),
+        strides: None,
+        alpha: 1.0,
+        beta: 0.0,
+        activation: None,
+    }
+}
+
+/// Buffers of exactly the needed lengths at well-separated, 256-byte-aligned addresses.
+fn buffers(a: usize, b: usize, c: usize) -> Buffers {
+    Buffers {
+        a: (1 << 32, a),
+        b: (2 << 32, b),
+        c: (3 << 32, c),
+        bias: None,
+    }
+}
+
+fn every_entry() -> Vec<String> {
+    KERNELS.iter().map(|k| k.entry.to_string()).collect()
+}
+
+fn hopper() -> DeviceCaps {
+    DeviceCaps {
+        compute_capability: (9, 0),
+        sm_count: 132,
+        max_shared_per_block: 227 * 1024,
+        entries: every_entry(),
+    }
+}
+
+fn ampere() -> DeviceCaps {
+    DeviceCaps {
+        compute_capability: (8, 6),
+        sm_count: 82,
+        max_shared_per_block: 99 * 1024,
+        entries: every_entry(),
+    }
+}
+
+#[test]
+fn defaults_are_contiguous_row_major() {
+    let p = validate(&request(DType::F32, 3, 5, 7), buffers(21, 35, 15)).unwrap();
+    assert_eq!((p.lda, p.ldb, p.ldc), (7, 5, 5));
+    assert_eq!(p.strides, (0, 0, 0));
+    let mut r = request(DType::F16, 3, 5, 7);
+    r.b_layout = BLayout::Nk;
+    r.batch = 2;
+    let p = validate(&r, buffers(42, 70, 30)).unwrap();
+    assert_eq!((p.lda, p.ldb, p.ldc), (7, 7, 5));
+    assert_eq!(p.strides, (21, 35, 15));
+}
+
+#[test]
+fn zero_and_huge_sizes_are_refused() {
+    for (m, n, k) in [(0, 1, 1), (1, 0, 1), (1, 1, 0)] {
+        let err = validate(&request(DType::F32, m, n, k), buffers(1, 1, 1)).unwrap_err();
+        assert!(matches!(err, GemmError::ZeroDimension { .. }), "{err}");
+    }
+    let mut r = request(DType::F32, 1, 1, 1);
+    r.batch = 0;
+    assert!(matches!(
+        validate(&r, buffers(1, 1, 1)),
+        Err(GemmError::ZeroBatch)
+    ));
+    let err = validate(&request(DType::F32, 1 << 31, 1, 1), buffers(1, 1, 1)).unwrap_err();
+    assert!(
+        matches!(err, GemmError::DimensionTooLarge { name: "m", .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn leading_dimensions_below_the_row_are_refused() {
+    let mut r = request(DType::F32, 4, 8, 16);
+    r.lds = (Some(15), None, None);
+    let err = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GemmError::LeadingDimension {
+                operand: "A",
+                ld: 15,
+                min: 16,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    r.lds = (None, Some(7), None);
+    let err = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::LeadingDimension { operand: "B", .. }
+    ));
+    // [n, k]: B's rows have k elements, so ldb = 8 (= n) is too small there.
+    r.b_layout = BLayout::Nk;
+    r.lds = (None, Some(8), None);
+    let err = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::LeadingDimension {
+            operand: "B",
+            min: 16,
+            ..
+        }
+    ));
+    r.lds = (None, None, Some(7));
+    let err = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::LeadingDimension { operand: "C", .. }
+    ));
+}
+
+#[test]
+fn short_buffers_are_refused_with_what_was_needed() {
+    // A 4×16 with lda 20 needs 3·20 + 16 = 76 elements.
+    let mut r = request(DType::F32, 4, 8, 16);
+    r.lds = (Some(20), None, None);
+    assert!(validate(&r, buffers(76, 128, 32)).is_ok());
+    let err = validate(&r, buffers(75, 128, 32)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GemmError::BufferTooShort {
+                operand: "A",
+                needed: 76,
+                len: 75
+            }
+        ),
+        "{err}"
+    );
+    let err = validate(&r, buffers(76, 127, 32)).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::BufferTooShort { operand: "B", .. }
+    ));
+    let err = validate(&r, buffers(76, 128, 31)).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::BufferTooShort { operand: "C", .. }
+    ));
+    let mut with_bias = buffers(76, 128, 32);
+    with_bias.bias = Some((4 << 32, 7));
+    let err = validate(&r, with_bias).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::BufferTooShort {
+            operand: "bias",
+            needed: 8,
+            len: 7
+        }
+    ));
+    // Batches: (batch - 1)·stride + one item.
+    r.batch = 3;
+    r.strides = Some((100, 0, 40));
+    assert!(validate(&r, buffers(276, 128, 112)).is_ok());
+    let err = validate(&r, buffers(276, 128, 111)).unwrap_err();
+    assert!(matches!(
+        err,
+        GemmError::BufferTooShort {
+            operand: "C",
+            needed: 112,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn overlapping_batch_items_of_c_are_refused() {
+    let mut r = request(DType::F32, 4, 8, 16);
+    r.batch = 2;
+    r.strides = Some((64, 128, 31));
+    let err = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GemmError::BatchStride {
+                operand: "C",
+                stride: 31,
+                min: 32
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn c_overlapping_an_input_is_refused() {
+    let r = request(DType::F32, 4, 4, 4);
+    // C starts inside A's 64 bytes.
+    let mut b = buffers(16, 16, 16);
+    b.c = (b.a.0 + 60, 16);
+    let err = validate(&r, b).unwrap_err();
+    assert!(matches!(err, GemmError::Overlap { operand: "A" }), "{err}");
+    // Touching is not overlapping.
+    b.c = (b.a.0 + 64, 16);
+    assert!(validate(&r, b).is_ok());
+    let mut b = buffers(16, 16, 16);
+    b.bias = Some((b.c.0 + 8, 4));
+    let err = validate(&r, b).unwrap_err();
+    assert!(
+        matches!(err, GemmError::Overlap { operand: "bias" }),
+        "{err}"
+    );
+}
+
+#[test]
+fn sizes_that_overflow_are_refused() {
+    let mut r = request(DType::F32, 1 << 30, 4, 4);
+    r.lds = (Some((1 << 31) - 1), None, None);
+    r.batch = 1 << 30;
+    let err = validate(&r, buffers(usize::MAX, usize::MAX, usize::MAX)).unwrap_err();
+    assert!(
+        matches!(err, GemmError::SizeOverflow { operand: "A" }),
+        "{err}"
+    );
+}
+
+fn problem(dtype: DType, layout: BLayout, m: usize, n: usize, k: usize) -> Problem {
+    let mut r = request(dtype, m, n, k);
+    r.b_layout = layout;
+    validate(&r, buffers(m * k, n * k, m * n)).unwrap()
+}
+
+#[test]
+fn every_call_gets_a_kernel_on_every_supported_device() {
+    for caps in [hopper(), ampere()] {
+        for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+            for layout in [BLayout::Kn, BLayout::Nk] {
+                for (m, n, k) in [(1, 1, 1), (3, 5, 7), (4096, 4096, 4096), (33, 8191, 1025)] {
+                    let p = problem(dtype, layout, m, n, k);
+                    let plan = choose(&caps, &p, None).unwrap();
+                    assert_eq!(plan.kernel.dtype, dtype);
+                    assert_eq!(plan.kernel.b_layout, layout);
+                    assert!(plan.kernel.arch.supported_by(caps.compute_capability));
+                    assert!(!plan.reason.is_empty());
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn misaligned_rows_fall_back_to_a_kernel_without_alignment_needs() {
+    let caps = hopper();
+    for dtype in [DType::F32, DType::F16, DType::Bf16] {
+        let mut r = request(dtype, 256, 256, 256);
+        r.lds = (Some(257), None, None);
+        let p = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap();
+        let plan = choose(&caps, &p, None).unwrap();
+        assert_eq!(
+            plan.kernel.row_alignment, 0,
+            "{dtype:?}: {}",
+            plan.kernel.name
+        );
+        // An odd base address (a view at an odd element offset) does the same.
+        let mut b = buffers(1 << 20, 1 << 20, 1 << 20);
+        b.a.0 += dtype.bytes() as u64;
+        let p = validate(&request(dtype, 256, 256, 256), b).unwrap();
+        assert_eq!(choose(&caps, &p, None).unwrap().kernel.row_alignment, 0);
+    }
+}
+
+#[test]
+fn hopper_only_kernels_are_never_chosen_elsewhere() {
+    for caps in [
+        ampere(),
+        DeviceCaps {
+            compute_capability: (12, 0),
+            ..ampere()
+        },
+    ] {
+        for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+            for layout in [BLayout::Kn, BLayout::Nk] {
+                let plan = choose(&caps, &problem(dtype, layout, 4096, 4096, 4096), None).unwrap();
+                assert!(
+                    plan.kernel.arch.supported_by(caps.compute_capability),
+                    "{} on {:?}",
+                    plan.kernel.name,
+                    caps.compute_capability
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn kernels_missing_from_the_ptx_are_passed_over() {
+    let mut caps = hopper();
+    caps.entries.retain(|e| e.starts_with("gemm_general"));
+    let plan = choose(
+        &caps,
+        &problem(DType::F16, BLayout::Kn, 4096, 4096, 4096),
+        None,
+    )
+    .unwrap();
+    assert_eq!(plan.kernel.name, "general");
+    caps.entries.clear();
+    let err = choose(&caps, &problem(DType::F16, BLayout::Kn, 64, 64, 64), None).unwrap_err();
+    assert!(matches!(err, GemmError::NoKernel { .. }), "{err}");
+}
+
+#[test]
+fn forcing_a_kernel_runs_it_or_says_why_not() {
+    let caps = hopper();
+    let p = problem(DType::F32, BLayout::Kn, 64, 64, 64);
+    let plan = choose(&caps, &p, Some("general")).unwrap();
+    assert_eq!(plan.kernel.name, "general");
+    assert_eq!(plan.reason, "forced by the description");
+    let err = choose(&caps, &p, Some("v99")).unwrap_err();
+    assert!(matches!(err, GemmError::UnknownKernel { .. }), "{err}");
+    // A fast kernel refuses misaligned rows instead of running elsewhere.
+    if let Some(fast) = KERNELS
+        .iter()
+        .find(|k| k.dtype == DType::F32 && k.b_layout == BLayout::Kn && k.row_alignment > 0)
+    {
+        let mut r = request(DType::F32, 64, 64, 64);
+        r.lds = (Some(65), None, None);
+        let p = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap();
+        let err = choose(&caps, &p, Some(fast.name)).unwrap_err();
+        assert!(matches!(err, GemmError::KernelRefused { .. }), "{err}");
+    }
+}
+
+#[test]
+fn every_kernel_has_a_general_fallback_for_its_type_and_layout() {
+    for spec in KERNELS {
+        assert!(
+            KERNELS.iter().any(|k| k.dtype == spec.dtype
+                && k.b_layout == spec.b_layout
+                && k.row_alignment == 0
+                && k.name == "general"),
+            "{} has no fallback",
+            spec.entry
+        );
+    }
+    assert!(!Gemm::kernels().is_empty());
+}
+
+#[test]
+fn activations_reach_the_argument_block() {
+    let mut r = request(DType::F32, 2, 2, 2);
+    r.activation = Some(Activation::LeakyRelu(0.25));
+    r.alpha = 2.0;
+    r.beta = -1.0;
+    let p = validate(&r, buffers(4, 4, 4)).unwrap();
+    let args = rust_gemm::api::kernel_args(&p, 0);
+    assert_eq!(args.activation, 2);
+    assert_eq!(args.slope, 0.25);
+    assert_eq!((args.alpha, args.beta), (2.0, -1.0));
+    assert_eq!((args.lda, args.ldb, args.ldc), (2, 2, 2));
+}

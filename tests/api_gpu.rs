@@ -1,0 +1,309 @@
+//! The public API on the GPU: every element type × B layout × epilogue × alpha/beta × batch ×
+//! offset views and leading dimensions larger than the row, at aligned and ragged shapes,
+//! through every kernel dispatch can choose, against the f64 CPU reference. Elements outside
+//! the described matrices (padding between rows and batch items) must stay untouched.
+//!
+//! Needs a CUDA GPU: `cargo test --test api_gpu -- --ignored`.
+
+mod common;
+
+use common::{Case, random, reference, tolerance};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use rust_gemm::{Activation, BLayout, DType, Epilogue, Gemm, GemmElement, GemmError, MatmulDesc};
+use std::sync::Arc;
+
+fn open() -> (Arc<CudaStream>, Gemm) {
+    let ctx = CudaContext::new(0).expect("a CUDA device");
+    let stream = ctx.new_stream().expect("a stream");
+    let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+    (stream, gemm)
+}
+
+/// Rounds `values` to `T` and back: what the kernel sees.
+fn rounded<T: GemmElement>(values: &[f64]) -> (Vec<T>, Vec<f64>) {
+    let typed: Vec<T> = values.iter().map(|&x| T::from_f64(x)).collect();
+    let back = typed.iter().map(|x| x.to_f64()).collect();
+    (typed, back)
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Variant {
+    m: usize,
+    n: usize,
+    k: usize,
+    batch: usize,
+    layout: BLayout,
+    /// Extra elements per row (ld = row + pad).
+    pad: usize,
+    /// Elements before the first one of each buffer (a view at this offset).
+    offset: usize,
+    alpha: f32,
+    beta: f32,
+    bias: bool,
+    activation: Option<Activation>,
+    tf32: bool,
+}
+
+/// Runs `variant` through `kernel` (or dispatch's choice) and checks every element of C.
+/// Returns the kernel that ran, or `None` if a forced kernel refused the call.
+fn check<T: GemmElement>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    v: Variant,
+    kernel: Option<&str>,
+    seed: u64,
+) -> Option<String> {
+    let (b_rows, b_cols) = match v.layout {
+        BLayout::Kn => (v.k, v.n),
+        BLayout::Nk => (v.n, v.k),
+    };
+    let (lda, ldb, ldc) = (v.k + v.pad, b_cols + v.pad, v.n + v.pad);
+    // Batch items apart by one item plus a gap, so the gaps are checked too.
+    let strides = (v.m * lda + 5, b_rows * ldb + 3, v.m * ldc + 7);
+    let len =
+        |stride: usize, rows: usize, ld: usize| v.offset + (v.batch - 1) * stride + rows * ld + 9;
+    let (a, a64) = rounded::<T>(&random(len(strides.0, v.m, lda), seed));
+    let (b, b64) = rounded::<T>(&random(len(strides.1, b_rows, ldb), seed + 1));
+    let (c0, c064) = rounded::<T>(&random(len(strides.2, v.m, ldc), seed + 2));
+    let (bias, bias64) = rounded::<T>(&random(v.n + v.offset, seed + 3));
+    let upload = |x: &[T]| -> CudaSlice<T> { stream.clone_htod(x).expect("upload") };
+    let (a_dev, b_dev, bias_dev) = (upload(&a), upload(&b), upload(&bias));
+    let mut c_dev = upload(&c0);
+    let a_view = a_dev.slice(v.offset..);
+    let b_view = b_dev.slice(v.offset..);
+    let bias_view = bias_dev.slice(v.offset..);
+    let mut desc = MatmulDesc::<T>::new(v.m, v.n, v.k)
+        .b_layout(v.layout)
+        .lda(lda)
+        .ldb(ldb)
+        .ldc(ldc)
+        .alpha(v.alpha)
+        .beta(v.beta);
+    if v.batch > 1 {
+        desc = desc
+            .batch(v.batch)
+            .batch_strides(strides.0, strides.1, strides.2);
+    }
+    let mut epilogue = if v.bias {
+        Epilogue::bias(&bias_view)
+    } else {
+        Epilogue::none()
+    };
+    if let Some(act) = v.activation {
+        epilogue = epilogue.activation(act);
+    }
+    desc = desc.epilogue(epilogue);
+    if v.tf32 {
+        desc = desc.tf32();
+    }
+    if let Some(name) = kernel {
+        desc = desc.kernel(name);
+    }
+    let mut c_view = c_dev.slice_mut(v.offset..);
+    let plan = match gemm.plan(&a_view, &b_view, &c_view, &desc) {
+        Ok(plan) => plan,
+        Err(GemmError::KernelRefused { .. }) if kernel.is_some() => return None,
+        Err(e) => panic!("{v:?}: plan failed: {e}"),
+    };
+    gemm.matmul(&a_view, &b_view, &mut c_view, &desc)
+        .unwrap_or_else(|e| panic!("{v:?}: {e}"));
+    drop(c_view);
+    let out = stream
+        .clone_dtoh(&c_dev)
+        .expect("download (a kernel may have faulted)");
+    let out: Vec<f64> = out.iter().map(|x| x.to_f64()).collect();
+    let case = Case {
+        m: v.m,
+        n: v.n,
+        k: v.k,
+        batch: v.batch,
+        lda,
+        ldb,
+        ldc,
+        strides,
+        b_layout: v.layout,
+        alpha: v.alpha as f64,
+        beta: v.beta as f64,
+        activation: v.activation,
+        a: &a64[v.offset..],
+        b: &b64[v.offset..],
+        c: &c064[v.offset..],
+        bias: v.bias.then(|| &bias64[v.offset..]),
+    };
+    let (expected, magnitude) = reference(&case);
+    let dtype = if v.tf32 { DType::Tf32 } else { T::DTYPE };
+    assert!(
+        out[..v.offset] == c064[..v.offset],
+        "{v:?} via {}: elements before the view were written",
+        plan.kernel.entry
+    );
+    for (i, (&got, (&want, &mag))) in out[v.offset..]
+        .iter()
+        .zip(expected.iter().zip(&magnitude))
+        .enumerate()
+    {
+        let tol = tolerance(dtype, v.k, mag, want);
+        assert!(
+            (got - want).abs() <= tol,
+            "{v:?} via {} (seed {seed}): element {i} is {got}, expected {want} (tolerance {tol:e})",
+            plan.kernel.entry
+        );
+    }
+    Some(plan.kernel.entry.to_string())
+}
+
+fn shapes() -> Vec<(usize, usize, usize)> {
+    vec![
+        (1, 1, 1),
+        (3, 5, 7),
+        (64, 64, 64),
+        (128, 256, 128),
+        (129, 257, 67),
+        (200, 72, 300),
+    ]
+}
+
+fn variants(tf32: bool) -> Vec<Variant> {
+    let mut out = Vec::new();
+    for (i, (m, n, k)) in shapes().into_iter().enumerate() {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let base = Variant {
+                m,
+                n,
+                k,
+                batch: 1,
+                layout,
+                pad: 0,
+                offset: 0,
+                alpha: 1.0,
+                beta: 0.0,
+                bias: false,
+                activation: None,
+                tf32,
+            };
+            out.push(base);
+            // Aligned padding and offset (rows stay 16-byte aligned), with everything on.
+            out.push(Variant {
+                pad: 8,
+                offset: 8,
+                batch: 3,
+                alpha: 0.5,
+                beta: -1.5,
+                bias: true,
+                activation: Some(
+                    [
+                        Activation::Relu,
+                        Activation::LeakyRelu(0.1),
+                        Activation::GeluTanh,
+                    ][i % 3],
+                ),
+                ..base
+            });
+            // Ragged padding and an odd offset: only kernels without alignment needs.
+            out.push(Variant {
+                pad: 3,
+                offset: 1,
+                batch: 2,
+                beta: 1.0,
+                bias: i % 2 == 0,
+                activation: Some(Activation::GeluTanh),
+                ..base
+            });
+        }
+    }
+    out
+}
+
+/// Every variant through dispatch's choice and through every kernel forced in turn.
+fn sweep<T: GemmElement>(tf32: bool) {
+    let (stream, gemm) = open();
+    let dtype = if tf32 { DType::Tf32 } else { T::DTYPE };
+    let mut ran = std::collections::BTreeMap::<String, usize>::new();
+    for (i, v) in variants(tf32).into_iter().enumerate() {
+        let seed = 1000 + i as u64;
+        let chosen = check::<T>(&stream, &gemm, v, None, seed).expect("dispatch always runs");
+        *ran.entry(format!("{chosen} (dispatch)")).or_default() += 1;
+        for spec in Gemm::kernels()
+            .iter()
+            .filter(|k| k.dtype == dtype && k.b_layout == v.layout)
+        {
+            if let Some(entry) = check::<T>(&stream, &gemm, v, Some(spec.name), seed) {
+                *ran.entry(entry).or_default() += 1;
+            }
+        }
+    }
+    eprintln!("{dtype:?}: checks per kernel: {ran:?}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn f32_exact() {
+    sweep::<f32>(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn f32_tf32() {
+    sweep::<f32>(true);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn f16() {
+    sweep::<half::f16>(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn bf16() {
+    sweep::<half::bf16>(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn beta_zero_never_reads_c() {
+    // C full of NaN, beta 0: the result must be finite (BLAS semantics).
+    let (stream, gemm) = open();
+    let (m, n, k) = (70, 90, 33);
+    let a = stream.clone_htod(&vec![0.5f32; m * k]).unwrap();
+    let b = stream.clone_htod(&vec![0.25f32; k * n]).unwrap();
+    let mut c = stream.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+    for spec in Gemm::kernels()
+        .iter()
+        .filter(|s| s.dtype == DType::F32 && s.b_layout == BLayout::Kn)
+    {
+        gemm.matmul(&a, &b, &mut c, &MatmulDesc::new(m, n, k).kernel(spec.name))
+            .unwrap();
+        let out = stream.clone_dtoh(&c).unwrap();
+        assert!(
+            out.iter().all(|&x| x == 0.5 * 0.25 * k as f32),
+            "{}",
+            spec.name
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn nan_inputs_propagate() {
+    let (stream, gemm) = open();
+    let (m, n, k) = (64, 64, 64);
+    let mut a_host = vec![1.0f32; m * k];
+    a_host[5 * k + 3] = f32::NAN; // row 5
+    let a = stream.clone_htod(&a_host).unwrap();
+    let b = stream.clone_htod(&vec![1.0f32; k * n]).unwrap();
+    let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+    for spec in Gemm::kernels()
+        .iter()
+        .filter(|s| s.dtype == DType::F32 && s.b_layout == BLayout::Kn)
+    {
+        gemm.matmul(&a, &b, &mut c, &MatmulDesc::new(m, n, k).kernel(spec.name))
+            .unwrap();
+        let out = stream.clone_dtoh(&c).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(out[i * n + j].is_nan(), i == 5, "{} ({i}, {j})", spec.name);
+            }
+        }
+    }
+}

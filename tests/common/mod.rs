@@ -1,0 +1,125 @@
+//! What the API tests share: random inputs, an f64 reference of everything a `MatmulDesc`
+//! describes, and the tolerance each element type earns.
+
+#![allow(dead_code)]
+
+use rust_gemm::{Activation, BLayout, DType};
+
+/// Deterministic values uniform in [-1, 1) (SplitMix64), different per `seed`.
+pub fn random(len: usize, seed: u64) -> Vec<f64> {
+    let mut state = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37_79B9_7F4A_7C15;
+    (0..len)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// One strided-batched product as the API describes it, with every value already widened to
+/// f64 (the inputs as the kernel sees them: already rounded to the element type).
+pub struct Case<'a> {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub batch: usize,
+    pub lda: usize,
+    pub ldb: usize,
+    pub ldc: usize,
+    pub strides: (usize, usize, usize),
+    pub b_layout: BLayout,
+    pub alpha: f64,
+    pub beta: f64,
+    pub activation: Option<Activation>,
+    pub a: &'a [f64],
+    pub b: &'a [f64],
+    /// C before the call (read when beta ≠ 0).
+    pub c: &'a [f64],
+    pub bias: Option<&'a [f64]>,
+}
+
+/// The activation in f64, as `GemmArgs::epilogue` defines it.
+pub fn activate(activation: Option<Activation>, x: f64) -> f64 {
+    match activation {
+        None => x,
+        Some(Activation::Relu) => x.max(0.0),
+        Some(Activation::LeakyRelu(slope)) => {
+            if x > 0.0 {
+                x
+            } else {
+                slope as f64 * x
+            }
+        }
+        Some(Activation::GeluTanh) => {
+            let inner = (2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x);
+            0.5 * x * (1.0 + inner.tanh())
+        }
+    }
+}
+
+/// The expected C (same layout and length as `case.c`, untouched elements kept) and, per
+/// element, the magnitude the error is measured against: `|alpha|·Σ|a·b| + |beta·c| + |bias|`.
+pub fn reference(case: &Case) -> (Vec<f64>, Vec<f64>) {
+    let mut out = case.c.to_vec();
+    let mut magnitude = vec![0.0; case.c.len()];
+    for z in 0..case.batch {
+        let (oa, ob, oc) = (z * case.strides.0, z * case.strides.1, z * case.strides.2);
+        for i in 0..case.m {
+            for j in 0..case.n {
+                let (mut sum, mut abs) = (0.0, 0.0);
+                for l in 0..case.k {
+                    let a = case.a[oa + i * case.lda + l];
+                    let b = match case.b_layout {
+                        BLayout::Kn => case.b[ob + l * case.ldb + j],
+                        BLayout::Nk => case.b[ob + j * case.ldb + l],
+                    };
+                    sum += a * b;
+                    abs += (a * b).abs();
+                }
+                let at = oc + i * case.ldc + j;
+                let old = if case.beta != 0.0 { case.c[at] } else { 0.0 };
+                let bias = case.bias.map_or(0.0, |b| b[j]);
+                let x = case.alpha * sum + case.beta * old + bias;
+                out[at] = activate(case.activation, x);
+                magnitude[at] = case.alpha.abs() * abs + (case.beta * old).abs() + bias.abs();
+            }
+        }
+    }
+    (out, magnitude)
+}
+
+/// Unit roundoff of the output's element type.
+pub fn output_roundoff(dtype: DType) -> f64 {
+    match dtype {
+        DType::F32 | DType::Tf32 => f64::powi(2.0, -24),
+        DType::F16 => f64::powi(2.0, -11),
+        DType::Bf16 => f64::powi(2.0, -8),
+    }
+}
+
+/// The largest error element (i, j) may have: fp32 accumulation of k terms in any order
+/// (`(k + 4)·2⁻²⁴` of the magnitude, the rigorous γ bound with room for the epilogue's few
+/// operations), TF32's rounding of both inputs (`2·2⁻¹¹`), the output's rounding (half an ulp
+/// of the result, plus the smallest normal for values that round to subnormals), the device's
+/// tanh (`1e-6` of the magnitude), all times 1.2 for the activations' slope (GELU's derivative
+/// stays under 1.13).
+pub fn tolerance(dtype: DType, k: usize, magnitude: f64, expected: f64) -> f64 {
+    let inputs = if dtype == DType::Tf32 {
+        2.0 * f64::powi(2.0, -11)
+    } else {
+        0.0
+    };
+    let accumulation = (k as f64 + 4.0) * f64::powi(2.0, -24);
+    let tiny = match dtype {
+        DType::F16 => f64::powi(2.0, -14),
+        DType::Bf16 => f64::powi(2.0, -126),
+        _ => f64::powi(2.0, -126),
+    };
+    1.2 * ((accumulation + inputs + 1e-6) * magnitude)
+        + output_roundoff(dtype) * expected.abs()
+        + tiny
+}
