@@ -127,7 +127,9 @@ fn every_rust_block_in_the_docs_is_an_excerpt_of_its_source() {
             let source = match std::fs::read_to_string(root.join(path)) {
                 Ok(source) => source,
                 Err(e) => {
-                    failures.push(format!("{at}: excerpt of {path}, which cannot be read: {e}"));
+                    failures.push(format!(
+                        "{at}: excerpt of {path}, which cannot be read: {e}"
+                    ));
                     continue;
                 }
             };
