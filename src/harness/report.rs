@@ -361,9 +361,10 @@ fn skip_notes(records: &[Record]) -> String {
 /// File name of the dequant plot in a report folder.
 pub const DEQUANT_PLOT: &str = "plot-dequant.svg";
 
-/// Writes `results.json` (an array of records), `plot.svg` (GFLOP/s against size, when at least
-/// two square sizes were measured) and `results.md` (the command, the device, the plot and the
-/// table) into `dir`, creating it if needed. Dequant GEMM records get their own table and
+/// Writes `results.json` (an array of records), the plots (`plot-percent.svg`: % of cuBLAS per
+/// rung at one size; `plot.svg` and `plot-tensor-cores.svg`: TFLOP/s against size, when at
+/// least two square sizes were measured) and `results.md` (the command, the device, the plots
+/// and the table) into `dir`, creating it if needed. Dequant GEMM records get their own table and
 /// plot ([`DEQUANT_PLOT`]).
 pub fn write_report(
     dir: &Path,
@@ -375,6 +376,14 @@ pub fn write_report(
     let json = serde_json::to_string_pretty(records).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("results.json"), json + "\n")?;
     let mut plot = String::new();
+    let percent_plot = crate::harness::plot::PERCENT_PLOT;
+    if crate::harness::plot::write_percent_plot(&dir.join(percent_plot), records, device)
+        .map_err(std::io::Error::other)?
+    {
+        plot.push_str(&format!(
+            "![% of cuBLAS per rung, each in its own precision]({percent_plot})\n\n"
+        ));
+    }
     for (file, title, precisions) in crate::harness::plot::PLOTS {
         let chosen: Vec<Record> = records
             .iter()

@@ -10,7 +10,7 @@
 //! **Measured** (H100, `docs/results/h100-dequant`): the expansion of a 8192 × 57344 matrix
 //! takes 358 µs (1-bit) to 639 µs (fp16 weights), the traffic of writing the fp16 matrix at
 //! copy bandwidth; with v18 behind it the prefill path runs at 0.83–0.87× cuBLAS fp16 at
-//! m = 4096 (0.80–0.90× over the three layer shapes), short of the 10% the issue asked for:
+//! m = 4096 (0.80–0.90× over the three layer shapes), short of the aim (within 10% of it):
 //! only a fused kernel would remove the expansion.
 //!
 //! Launch: 256 threads, grid `n_pad/256 × k_chunks`, [`shared_bytes`]`(bits)` of dynamic shared
