@@ -8,5 +8,6 @@
 #![no_std]
 
 pub mod args;
+pub mod general;
 
 pub use args::{Activation, GemmArgs};
