@@ -59,14 +59,20 @@ const fn max(a: u32, b: u32) -> u32 {
 }
 
 const _: () = {
-    assert!(BLOCK_TILE_M % THREAD_TILE_M == 0 && BLOCK_TILE_N % THREAD_TILE_N == 0);
+    assert!(
+        BLOCK_TILE_M.is_multiple_of(THREAD_TILE_M) && BLOCK_TILE_N.is_multiple_of(THREAD_TILE_N)
+    );
     assert!(THREADS == 256);
     // Both operands' slices hold the same number of elements, an exact multiple of THREADS.
     assert!(BLOCK_TILE_M == BLOCK_TILE_N);
     assert!(BLOCK_TILE_M * TILE_K == LOADS_PER_THREAD * THREADS);
     // The slot maps below need whole rows of threads along k and along m or n.
-    assert!(THREADS % TILE_K == 0 && THREADS % BLOCK_TILE_M == 0 && THREADS % BLOCK_TILE_N == 0);
-    assert!(TILE_ROW_FLOATS % 4 == 0 && THREAD_TILE_M == 4 && THREAD_TILE_N == 4);
+    assert!(
+        THREADS.is_multiple_of(TILE_K)
+            && THREADS.is_multiple_of(BLOCK_TILE_M)
+            && THREADS.is_multiple_of(BLOCK_TILE_N)
+    );
+    assert!(TILE_ROW_FLOATS.is_multiple_of(4) && THREAD_TILE_M == 4 && THREAD_TILE_N == 4);
     assert!(SHARED_BYTES <= 48 * 1024);
 };
 
@@ -314,18 +320,32 @@ mod tests {
         tile_k: u32,
         k: u32,
     ) {
+        // The device's address arithmetic (kernels-gpu/src/general.rs, `SliceLoader`), in
+        // elements rather than bytes: slot 0's element at the tile's first step, moved on by
+        // one step per TILE_K, plus the slot index times one stride.
+        let ld = u64::from(ld);
+        let (along_k, along_mn) = match order {
+            OperandOrder::KContiguous => (1, ld),
+            OperandOrder::MnContiguous => (ld, 1),
+        };
+        let (slot_dk, slot_dmn) = order.slot_step(BLOCK_TILE_M);
+        let slot_stride = u64::from(slot_dk) * along_k + u64::from(slot_dmn) * along_mn;
+        let step_stride = u64::from(TILE_K) * along_k;
+        let (k_left, mn_left) = (k - tile_k, mn_extent - first_mn);
         for thread in 0..THREADS {
+            let (k0, mn0) = order.slot(BLOCK_TILE_M, thread, 0);
+            let slot0 = base
+                + (u64::from(first_mn) + u64::from(mn0)) * along_mn
+                + u64::from(k0) * along_k
+                + u64::from(tile_k / TILE_K) * step_stride;
             for slot in 0..LOADS_PER_THREAD {
-                let (k_local, mn_local) = order.slot(BLOCK_TILE_M, thread, slot);
-                // The device's predicates, written the same overflow-free way.
-                let valid = k_local < k - tile_k && mn_local < mn_extent - first_mn;
-                let value = if valid {
-                    let (kk, mn) = ((tile_k + k_local) as u64, (first_mn + mn_local) as u64);
-                    let offset = match order {
-                        OperandOrder::KContiguous => mn * ld as u64 + kk,
-                        OperandOrder::MnContiguous => kk * ld as u64 + mn,
-                    };
-                    matrix[(base + offset) as usize]
+                let (k_local, mn_local) = (k0 + slot * slot_dk, mn0 + slot * slot_dmn);
+                let value = if k_local < k_left && mn_local < mn_left {
+                    // Indexing panics if the element lies outside the matrices' storage.
+                    let at = slot0 + u64::from(slot) * slot_stride;
+                    let (kk, mn) = (u64::from(tile_k + k_local), u64::from(first_mn + mn_local));
+                    assert_eq!(at, base + kk * along_k + mn * along_mn);
+                    matrix[at as usize]
                 } else {
                     0.0
                 };
@@ -395,7 +415,7 @@ mod tests {
                 for j in 0..4 {
                     let (r, cc) = (first_row + row + i, first_col + col + j);
                     if r < p.m && cc < p.n {
-                        let at = (z as u64 * p.stride_c + r as u64 * p.ldc as u64 + cc as u64);
+                        let at = z as u64 * p.stride_c + r as u64 * p.ldc as u64 + cc as u64;
                         c[at as usize] = acc[thread as usize][i as usize][j as usize];
                         written[at as usize] += 1;
                     }
@@ -407,7 +427,11 @@ mod tests {
     fn check(p: Problem, grid: [u32; 3]) {
         let mut rng = Lcg(u64::from(p.m) << 40 ^ u64::from(p.n) << 20 ^ u64::from(p.k));
         // Exactly the elements the API lets the kernel see, so an out-of-bounds read panics.
+        // (A matrix with no rows or no columns has no elements: k = 0 leaves A and B empty.)
         let len = |stride: u64, rows: u32, ld: u32, cols: u32| {
+            if rows == 0 || cols == 0 {
+                return 0;
+            }
             (u64::from(p.batch - 1) * stride
                 + u64::from(rows - 1) * u64::from(ld)
                 + u64::from(cols)) as usize

@@ -27,6 +27,7 @@ pub mod dequant;
 pub mod device;
 pub mod element;
 pub mod epilogue;
+pub mod general;
 pub mod sgemm;
 pub mod tensor_core;
 pub mod tma;
