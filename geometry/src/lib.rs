@@ -8,5 +8,7 @@
 #![no_std]
 
 pub mod args;
+pub mod v13;
+pub mod v14;
 
 pub use args::{Activation, GemmArgs};
