@@ -9,5 +9,7 @@
 
 pub mod args;
 pub mod general;
+pub mod v13;
+pub mod v14;
 
 pub use args::{Activation, GemmArgs};

@@ -13,6 +13,21 @@ pub fn thread_x() -> u32 {
     unsafe { nvptx::_thread_idx_x() }
 }
 
+/// `threadIdx.x`, read anew at every call: LLVM may neither hoist it nor anything computed from
+/// it out of a loop (an `asm` with effects). For kernels that loop over batch items: hoisted
+/// out of that loop, a body's per-thread offsets would all stay live across the whole of it,
+/// beyond a tight register budget, where recomputing them once per item costs a few integer
+/// instructions.
+#[inline(always)]
+pub fn thread_x_each_time() -> u32 {
+    let thread: u32;
+    // SAFETY: reads a special register.
+    unsafe {
+        core::arch::asm!("mov.u32 {t}, %tid.x;", t = out(reg32) thread, options(nomem, nostack))
+    };
+    thread
+}
+
 /// `threadIdx.y`.
 #[inline(always)]
 pub fn thread_y() -> u32 {
@@ -59,6 +74,12 @@ pub fn grid_dim_x() -> u32 {
 #[inline(always)]
 pub fn grid_dim_y() -> u32 {
     unsafe { nvptx::_grid_dim_y() }
+}
+
+/// `gridDim.z`.
+#[inline(always)]
+pub fn grid_dim_z() -> u32 {
+    unsafe { nvptx::_grid_dim_z() }
 }
 
 /// `__syncthreads()`: every thread of the block waits here, and shared-memory writes made before

@@ -41,20 +41,65 @@
 //! 1024×8192×8192; at 1000³ 18.0 TFLOP/s where v10 does 11.6).
 //!
 //! Launch: 256 threads (1-D), grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped order), 4 stages of
-//! `16·(128 + 4) + 16·128` floats = 66 560 bytes of dynamic shared memory.
+//! `16·(128 + 4) + 16·128` floats = 66 560 bytes of dynamic shared memory. The numbers live in
+//! [`gemm_geometry::v13`], where the host reads them too.
+//!
+//! **As a library kernel.** The same body serves [`gemm_v13_f32_kn`] (B stored `[k, n]`) and
+//! [`gemm_v13_f32_nk`] (B stored `[n, k]`, `C = A·Bᵀ`), which take a [`GemmArgs`]: leading
+//! dimensions, a batch along grid z, and the fused epilogue of [`crate::epilogue`] at the store.
+//! An `[n, k]` B is copied the way A is, 4 bytes at a time into its transposed place, so its
+//! shared tile is `[k][n]` as before and the math does not change; its rows are padded like
+//! A's ([`gemm_geometry::v13::B_STRIDE_NK`]), without which a warp's transposing copies would
+//! write 8 times into each of 4 banks. The 16-byte copies of a `[k, n]` B and the 16-byte
+//! stores of C are taken only where the addresses allow them, decided at run time (per batch
+//! item) from the arguments; elsewhere 4-byte copies and stores, so any leading dimension and
+//! any 4-byte aligned base work.
 
 use super::v09_grouped_order::grouped_block_origin;
 use super::v10_warp_tiling::{
-    A_PADDING, Epilogue, lane_origin, multiply_eight, stage_floats, store_warp_tile, threads,
-    warp_tile_n,
+    A_PADDING, Epilogue, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
 };
 use crate::device::{
-    byte_offset, commit_async_copies, copy_async_4_if, copy_async_16_if, shared_address,
-    shared_f32, sync_threads, thread_x, wait_async_copies,
+    block_z, byte_offset, commit_async_copies, copy_async_4_if, copy_async_16_if, grid_dim_z,
+    shared_address, shared_f32, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
+    write4,
+};
+use crate::epilogue::apply;
+use core::simd::f32x4;
+use gemm_geometry::GemmArgs;
+use gemm_geometry::v13::{
+    A_STRIDE, B_STRIDE_KN, B_STRIDE_NK, BLOCK_TILE_M, BLOCK_TILE_N, MIN_BLOCKS_PER_SM,
+    STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, TRANSPOSED_PADDING,
 };
 use seq_macro::seq;
 
-crate::launch_bounds!(sgemm_v13_async_copies, 256, 2);
+/// Columns of C per thread, as the register arrays want it.
+const THREAD_TILE_N: usize = gemm_geometry::v13::THREAD_TILE_N as usize;
+/// A lane's accumulators: 8 rows × [`THREAD_TILE_N`] columns (see [`store_warp_tile`]).
+type Accumulators = [[f32; THREAD_TILE_N]; 8];
+
+// The geometry crate's numbers are the ones v10's compute and copies are written for.
+const _: () = {
+    assert!(threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) == THREADS);
+    assert!(TRANSPOSED_PADDING == A_PADDING && gemm_geometry::v13::THREAD_TILE_M == 8);
+    assert!(STAGES >= 2 && STAGES <= 4 && TILE_K.is_multiple_of(8) && TILE_K <= 32);
+    assert!(THREADS.is_multiple_of(BLOCK_TILE_N / 4));
+    // Transposing copies (A, and B stored [n, k]): thread t takes k `t % 8` (+ 8, …) of rows
+    // `t / 8 + 32·g`; at most 16 row groups per thread.
+    assert!(BLOCK_TILE_M.is_multiple_of(THREADS / 8) && BLOCK_TILE_M / (THREADS / 8) <= 16);
+    assert!(BLOCK_TILE_N.is_multiple_of(THREADS / 8) && BLOCK_TILE_N / (THREADS / 8) <= 16);
+    // 16-byte copies of B stored [k, n]: at most 4 per thread.
+    assert!((BLOCK_TILE_N * TILE_K / 4).is_multiple_of(THREADS));
+    assert!(BLOCK_TILE_N * TILE_K / 4 / THREADS <= 4);
+    assert!(BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N)));
+    // Every row of a tile, and each stage, starts on a 16-byte boundary (16-byte copies and
+    // the float4 reads of `multiply_eight`).
+    assert!(A_STRIDE.is_multiple_of(4) && B_STRIDE_KN.is_multiple_of(4));
+    assert!(B_STRIDE_NK.is_multiple_of(4) && STAGE_FLOATS_KN.is_multiple_of(4));
+    assert!(STAGE_FLOATS_NK.is_multiple_of(4));
+};
+
+crate::launch_bounds!(sgemm_v13_async_copies, THREADS, MIN_BLOCKS_PER_SM);
 
 /// v13: v10's warp tiles fed by a 4-stage `cp.async` pipeline, 128×128 tiles 16 deep.
 #[unsafe(no_mangle)]
@@ -66,115 +111,308 @@ pub unsafe extern "ptx-kernel" fn sgemm_v13_async_copies(
     n: u32,
     k: u32,
 ) {
-    unsafe { pipelined::<128, 128, 16, 8, 4>(a, b, c, m, n, k, &Epilogue::STORE) };
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
+    // Contiguous row-major matrices from `cudaMalloc` (256-byte aligned), so B's rows allow
+    // 16-byte copies exactly when n is a multiple of 4.
+    let operands = Operands {
+        a,
+        b,
+        lda: k,
+        ldb: n,
+        m,
+        n,
+        k,
+        b_aligned_16: true,
+    };
+    // SAFETY: the host passes A (m×k), B (k×n) and C (m×n), contiguous and 16-byte aligned,
+    // and launches THREADS threads with SHARED_BYTES_KN of dynamic shared memory.
+    unsafe {
+        pipelined::<false>(
+            &operands,
+            thread_x(),
+            first_row,
+            first_col,
+            // Inlined by force, like `issue` below: left to LLVM, it is inlined only after
+            // the accumulators have been given a place in local memory.
+            &#[inline(always)]
+            |acc, row, col| store_warp_tile(acc, c, m, n, row, col, &Epilogue::STORE),
+        )
+    };
 }
 
-/// The pipelined warp-tiled GEMM: `STAGES` shared-memory stages filled by `cp.async`. Blocks
-/// whose tile lies wholly inside C (and whose B rows allow 16-byte copies) take a path without
-/// row and column checks; the blocks on the bottom and right edges take the checked one.
-#[inline(always)]
-pub unsafe fn pipelined<
-    const BLOCK_TILE_M: u32,
-    const BLOCK_TILE_N: u32,
-    const TILE_K: u32,
-    const THREAD_TILE_N: usize,
-    const STAGES: u32,
->(
+crate::launch_bounds!(gemm_v13_f32_kn, THREADS, MIN_BLOCKS_PER_SM);
+
+/// Library fp32 GEMM, B stored `[k, n]`: for each batch item,
+/// `C = act(alpha·A·B + beta·C + bias)` as [`GemmArgs`] defines it, exact fp32 (FFMA).
+///
+/// Launch: [`THREADS`] threads (1-D), grid `(v13::grid_x(m, n), 1, min(batch, 65535))`,
+/// [`gemm_geometry::v13::SHARED_BYTES_KN`] bytes of dynamic shared memory (over 48 KiB: the
+/// function's max-dynamic-shared-memory attribute must allow it).
+///
+/// # Safety
+/// `args` must describe valid device memory: A, B, C (and the bias, if not 0) of every batch
+/// item inside their allocations, for the leading dimensions and strides given (`lda ≥ k`,
+/// `ldb ≥ n`, `ldc ≥ n`), C not overlapping A, B or the bias; `m`, `n` ≥ 1 (the host launches
+/// nothing otherwise). Alignment: every base address only 4-byte aligned (f32). Where B's
+/// batch base is 16-byte aligned and `ldb` and `n` are multiples of 4, B is copied 16 bytes at a
+/// time, else 4; where C's batch base is 16-byte aligned and `ldc` a multiple of 4, C is
+/// written 16 bytes at a time, else 4. Those choices are made here, so they are not
+/// preconditions.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_f32_kn(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<false>(&args) };
+}
+
+crate::launch_bounds!(gemm_v13_f32_nk, THREADS, MIN_BLOCKS_PER_SM);
+
+/// Library fp32 GEMM, B stored `[n, k]` (`C = act(alpha·A·Bᵀ + beta·C + bias)`, B a PyTorch
+/// `nn.Linear` weight), exact fp32 (FFMA).
+///
+/// Launch: [`THREADS`] threads (1-D), grid `(v13::grid_x(m, n), 1, min(batch, 65535))`,
+/// [`gemm_geometry::v13::SHARED_BYTES_NK`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v13_f32_kn`], with B `[n, k]` (`ldb ≥ k`). A and B are both copied 4 bytes at a
+/// time (transposed on the way), so they need only 4-byte alignment; C as there.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_f32_nk(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<true>(&args) };
+}
+
+/// One batch item's operands, as the pipeline reads them.
+#[derive(Clone, Copy)]
+struct Operands {
+    /// A's first element (`[m, k]`, row stride `lda`).
     a: *const f32,
+    /// B's first element (`[k, n]` or `[n, k]`, row stride `ldb`).
     b: *const f32,
-    c: *mut f32,
+    lda: u32,
+    ldb: u32,
     m: u32,
     n: u32,
     k: u32,
-    epilogue: &Epilogue,
-) {
-    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
-    let interior =
-        first_row + BLOCK_TILE_M <= m && first_col + BLOCK_TILE_N <= n && n.is_multiple_of(4);
-    if interior {
-        unsafe {
-            pipelined_tile::<BLOCK_TILE_M, BLOCK_TILE_N, TILE_K, THREAD_TILE_N, STAGES, false>(
-                a, b, c, m, n, k, first_row, first_col, epilogue,
-            )
-        }
-    } else {
-        unsafe {
-            pipelined_tile::<BLOCK_TILE_M, BLOCK_TILE_N, TILE_K, THREAD_TILE_N, STAGES, true>(
-                a, b, c, m, n, k, first_row, first_col, epilogue,
-            )
-        }
+    /// B's first element is 16-byte aligned.
+    b_aligned_16: bool,
+}
+
+impl Operands {
+    /// Whether B stored `[k, n]` may be copied 16 bytes at a time: its base is 16-byte aligned
+    /// and `ldb` and `n` are multiples of 4 (so a float4 at a column that is a multiple of 4
+    /// lies wholly inside or wholly outside a row). Evaluated where it is used rather than
+    /// held: for the ladder entry it folds to `n % 4 == 0`, which costs no register.
+    #[inline(always)]
+    fn b_vector(&self) -> bool {
+        self.b_aligned_16 && self.ldb.is_multiple_of(4) && self.n.is_multiple_of(4)
     }
 }
 
-/// One block tile of [`pipelined`]; `EDGE` adds the row and column checks of blocks that hang
-/// over the bottom or right edge of C. Steps of k past the end are checked on both paths.
-#[allow(clippy::too_many_arguments)]
+/// The library entries: walk the batch along grid z, run the pipeline on each item, and store
+/// through the fused epilogue.
+///
+/// # Safety
+/// As [`gemm_v13_f32_kn`] (`B_NK` false) or [`gemm_v13_f32_nk`] (`B_NK` true).
 #[inline(always)]
-unsafe fn pipelined_tile<
-    const BLOCK_TILE_M: u32,
-    const BLOCK_TILE_N: u32,
-    const TILE_K: u32,
-    const THREAD_TILE_N: usize,
-    const STAGES: u32,
-    const EDGE: bool,
->(
-    a: *const f32,
-    b: *const f32,
-    c: *mut f32,
-    m: u32,
-    n: u32,
-    k: u32,
+unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
+    let (m, n) = (args.m, args.n);
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
+    let mut z = block_z();
+    while z < args.batch {
+        // 64-bit offsets: a batch stride times z may pass 2³².
+        let a = (args.a as *const f32).wrapping_add(z as usize * args.stride_a as usize);
+        let b = (args.b as *const f32).wrapping_add(z as usize * args.stride_b as usize);
+        let c = (args.c as *mut f32).wrapping_add(z as usize * args.stride_c as usize);
+        let operands = Operands {
+            a,
+            b,
+            lda: args.lda,
+            ldb: args.ldb,
+            m,
+            n,
+            k: args.k,
+            b_aligned_16: (b as usize).is_multiple_of(16),
+        };
+        let c_vector = (c as usize).is_multiple_of(16) && args.ldc.is_multiple_of(4);
+        // Not hoisted out of the batch loop (see `thread_x_each_time`).
+        let thread = thread_x_each_time();
+        // One store after both paths (the ladder entry has one per path): the epilogue is long
+        // (GELU's tanh, an IEEE division), and this way the kernel holds one copy of it.
+        // SAFETY: the caller's contract (valid operands of item z); `interior` picks the path
+        // whose copies stay inside.
+        let (acc, row, col) = unsafe {
+            if interior::<B_NK>(&operands, first_row, first_col) {
+                pipelined_tile::<B_NK, false>(&operands, thread, first_row, first_col)
+            } else {
+                pipelined_tile::<B_NK, true>(&operands, thread, first_row, first_col)
+            }
+        };
+        // SAFETY: C of item z, `c_vector` as its condition says; only elements inside are written.
+        unsafe { store_with_epilogue(&acc, c, args, row, col, c_vector) };
+        z += grid_dim_z();
+        // The next item's first copies go into stages that slower warps may still be reading.
+        sync_threads();
+    }
+}
+
+/// Whether the block tile at (`first_row`, `first_col`) may take the path without row and
+/// column checks: it lies wholly inside C and, for B stored `[k, n]`, B's rows allow 16-byte
+/// copies. The blocks on the bottom and right edges take the checked one.
+#[inline(always)]
+fn interior<const B_NK: bool>(operands: &Operands, first_row: u32, first_col: u32) -> bool {
+    first_row + BLOCK_TILE_M <= operands.m
+        && first_col + BLOCK_TILE_N <= operands.n
+        && (B_NK || operands.b_vector())
+}
+
+/// The pipelined warp-tiled GEMM of one block tile (at `first_row`, `first_col`) of the ladder
+/// entry, handing the lane's accumulators and its first row and column of C to `store`, on the
+/// path [`interior`] picks. `B_NK`: B is stored `[n, k]`.
+///
+/// # Safety
+/// `operands` must describe valid matrices (A `m × k`, B `k × n` or `n × k`, with their row
+/// strides), `b_aligned_16` must hold only when B's base is 16-byte aligned, and the block must have
+/// [`THREADS`] threads and the stage bytes of its B layout in dynamic shared memory.
+#[inline(always)]
+unsafe fn pipelined<const B_NK: bool>(
+    operands: &Operands,
+    thread: u32,
     first_row: u32,
     first_col: u32,
-    epilogue: &Epilogue,
+    store: &impl Fn(&Accumulators, u32, u32),
 ) {
-    // 16-byte copies of B per thread per step (A's are counted in `a_groups` × `a_halves`).
-    let b_copies =
-        const { BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) };
-    const {
-        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N);
-        assert!(STAGES >= 2 && STAGES <= 4 && TILE_K.is_multiple_of(8));
-        assert!(t.is_multiple_of(BLOCK_TILE_N / 4) && TILE_K <= 32);
-        assert!(BLOCK_TILE_M.is_multiple_of(t / 8) && BLOCK_TILE_M / (t / 8) <= 16);
-        assert!(
-            (BLOCK_TILE_N * TILE_K / 4).is_multiple_of(t) && BLOCK_TILE_N * TILE_K / 4 / t <= 4
-        );
-        assert!(BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N)));
+    // SAFETY: forwarded; `interior` holds exactly when the unchecked path's copies stay inside.
+    unsafe {
+        if interior::<B_NK>(operands, first_row, first_col) {
+            let (acc, row, col) =
+                pipelined_tile::<B_NK, false>(operands, thread, first_row, first_col);
+            store(&acc, row, col);
+        } else {
+            let (acc, row, col) =
+                pipelined_tile::<B_NK, true>(operands, thread, first_row, first_col);
+            store(&acc, row, col);
+        }
     }
-    let a_stride = BLOCK_TILE_M + A_PADDING;
-    // Thread t copies k `t % 8` (and `+ 8`, … for deeper tiles) of A's rows
-    // `t / 8 + g·a_row_step`, and the float4 of B at column `(t % (BLOCK_TILE_N / 4))·4` of rows
-    // `t / (BLOCK_TILE_N / 4) + i·b_row_step`: each copy is a constant multiple of a row away
-    // from a per-thread base.
-    let a_halves = const { TILE_K / 8 };
-    let a_row_step = const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) / 8 };
-    let a_groups = const {
-        BLOCK_TILE_M * TILE_K / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) / (TILE_K / 8)
-    };
-    let b_row_step =
-        const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) / (BLOCK_TILE_N / 4) };
+}
 
-    let thread = thread_x();
+/// Queues one step's 4-byte copies of an operand stored as rows along k (A `[m, k]`, or B
+/// `[n, k]`) into its transposed shared tile (`[k][stride]`, `stride` in floats): this thread
+/// copies k `thread_k`, `thread_k + 8`, … of its rows `row_step` apart. `row_start` is its first
+/// row's first element, `thread_start` that plus `thread_k`, `ld` the row stride; copies of
+/// elements outside the matrix (k past the end; rows past `rows_left` when `EDGE`) write zeros.
+///
+/// # Safety
+/// `matrix` (the operand's first element) and, for the rows counted in `rows_left` (all of
+/// them when not `EDGE`), `row_start` must be valid addresses; `destination` is this thread's
+/// first place in the tile of the stage being filled.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn copy_rows_transposed<const EDGE: bool, const ROW_GROUPS: u32>(
+    matrix: *const f32,
+    row_start: *const f32,
+    thread_start: *const f32,
+    ld: u32,
+    k: u32,
+    step: u32,
+    thread_k: u32,
+    rows_left: u32,
+    destination: u32,
+    stride: u32,
+) {
+    let halves = const { TILE_K / 8 };
+    let row_step = const { THREADS / 8 };
+    let tile_k = step * TILE_K;
+    seq!(h in 0..4 {
+        if h < halves {
+            let k_inside = tile_k + 8 * h + thread_k < k;
+            let base = if k_inside {
+                byte_offset(thread_start, step, TILE_K * 4).wrapping_add(8 * h as usize)
+            } else {
+                row_start
+            };
+            seq!(g in 0..16 {
+                if g < ROW_GROUPS {
+                    // 4·rows × ld floats: the element size rides on the constant, so that the
+                    // 32-bit operands cannot overflow for any ld below 2³¹.
+                    let src = if g == 0 { base } else { byte_offset(base, 4 * g * row_step, ld) };
+                    let dst = destination + (8 * h * stride + g * row_step) * 4;
+                    if EDGE {
+                        let valid = k_inside && g * row_step < rows_left;
+                        // SAFETY: a valid source, or none read (`valid` false).
+                        unsafe { copy_async_4_if(dst, if valid { src } else { matrix }, valid) };
+                    } else {
+                        // SAFETY: every row lies inside; k past the end reads nothing.
+                        unsafe { copy_async_4_if(dst, src, k_inside) };
+                    }
+                }
+            });
+        }
+    });
+}
+
+/// The pipelined warp-tiled GEMM of one block tile: returns the lane's accumulators and the row
+/// and column of C its first one belongs to. `EDGE` adds the row and column checks of blocks
+/// that hang over the bottom or right edge of C. Steps of k past the end are checked on both
+/// paths.
+///
+/// # Safety
+/// As [`pipelined`]; without `EDGE`, the tile must lie inside C and (for `[k, n]`)
+/// [`Operands::b_vector`] must hold.
+#[inline(always)]
+unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
+    operands: &Operands,
+    thread: u32,
+    first_row: u32,
+    first_col: u32,
+) -> (Accumulators, u32, u32) {
+    let Operands {
+        a,
+        b,
+        lda,
+        ldb,
+        m,
+        n,
+        k,
+        b_aligned_16: _,
+    } = *operands;
+    // 16-byte copies of a [k, n] B per thread per step, and the rows between them.
+    let b_copies = const { BLOCK_TILE_N * TILE_K / 4 / THREADS };
+    let b_row_step = const { THREADS / (BLOCK_TILE_N / 4) };
+    let stage_floats = if B_NK {
+        STAGE_FLOATS_NK
+    } else {
+        STAGE_FLOATS_KN
+    };
+
     let (row0, col0) = lane_origin(thread, BLOCK_TILE_N, THREAD_TILE_N);
-    let (a_row, a_k) = (thread / 8, thread % 8);
+    // Thread t copies k `t % 8` (and `+ 8`) of A's rows `t / 8 + 32·g` (and of B's, for B stored
+    // [n, k]), or the float4 of a [k, n] B at column `(t % 32)·4` of rows `t / 32 + 8·i`: each
+    // copy is a constant multiple of a row away from a per-thread base.
+    let (copy_row, copy_k) = (thread / 8, thread % 8);
     let (b_row, b_col) = (thread / (BLOCK_TILE_N / 4), thread % (BLOCK_TILE_N / 4) * 4);
-    // Rows of A this thread may copy (edge blocks), and whether its float4 of B lies in C.
-    let a_rows_left = m.saturating_sub(first_row + a_row);
+    // Rows of A (of an [n, k] B) this thread may copy (edge blocks), and whether its float4 of
+    // a [k, n] B lies in C.
+    let a_rows_left = m.saturating_sub(first_row + copy_row);
+    let b_rows_left = n.saturating_sub(first_col + copy_row);
     let b_col_inside = first_col + b_col < n;
     // Copies with nothing to read still need a valid source address: the thread's row start
-    // for k past the end (its rows lie inside A on the interior path), A or B's first element
-    // otherwise.
-    let a_row_start = a.wrapping_add((first_row + a_row) as usize * k as usize);
-    let a_thread = a_row_start.wrapping_add(a_k as usize);
-    let b_thread = b.wrapping_add(b_row as usize * n as usize + (first_col + b_col) as usize);
+    // for k past the end (its rows lie inside on the interior path), the operand's first
+    // element otherwise. Offsets are 64-bit products.
+    let a_row_start = a.wrapping_add((first_row + copy_row) as usize * lda as usize);
+    let a_thread = a_row_start.wrapping_add(copy_k as usize);
+    let b_row_start = b.wrapping_add((first_col + copy_row) as usize * ldb as usize);
+    let b_thread_nk = b_row_start.wrapping_add(copy_k as usize);
+    let b_thread = b.wrapping_add(b_row as usize * ldb as usize + (first_col + b_col) as usize);
 
     let stages = shared_f32();
     // Copies address shared memory in its own 32-bit space: convert the base once, and keep
     // each copy's destination as a byte offset from it.
     let stages_address = shared_address(stages);
-    let stage_bytes = stage_floats(BLOCK_TILE_M, BLOCK_TILE_N, TILE_K) * 4;
-    let a_destination = (a_k * a_stride + a_row) * 4;
-    let b_destination = TILE_K * a_stride * 4 + (b_row * BLOCK_TILE_N + b_col) * 4;
+    let stage_bytes = stage_floats * 4;
+    let a_destination = (copy_k * A_STRIDE + copy_row) * 4;
+    let b_tile_bytes = TILE_K * A_STRIDE * 4;
+    let b_destination_nk = b_tile_bytes + (copy_k * B_STRIDE_NK + copy_row) * 4;
+    let b_destination = b_tile_bytes + (b_row * B_STRIDE_KN + b_col) * 4;
 
     // Queue the copies of step `step` into the stage at byte `stage_start`. Elements outside
     // A or B arrive as zeros.
@@ -182,47 +420,61 @@ unsafe fn pipelined_tile<
     // and pass the stage pointers through a stack frame.
     let issue = #[inline(always)]
     |step: u32, stage_start: u32| {
+        // SAFETY: the row starts are valid wherever a copy reads (see `copy_rows_transposed`).
+        unsafe {
+            copy_rows_transposed::<EDGE, { BLOCK_TILE_M / (THREADS / 8) }>(
+                a,
+                a_row_start,
+                a_thread,
+                lda,
+                k,
+                step,
+                copy_k,
+                a_rows_left,
+                stage_start + a_destination,
+                A_STRIDE,
+            )
+        };
+        if B_NK {
+            // SAFETY: as for A, with B's rows (the columns of C).
+            unsafe {
+                copy_rows_transposed::<EDGE, { BLOCK_TILE_N / (THREADS / 8) }>(
+                    b,
+                    b_row_start,
+                    b_thread_nk,
+                    ldb,
+                    k,
+                    step,
+                    copy_k,
+                    b_rows_left,
+                    stage_start + b_destination_nk,
+                    B_STRIDE_NK,
+                )
+            };
+            return;
+        }
+        // B stored [k, n]: 16-byte copies along its rows.
         let tile_k = step * TILE_K;
-        seq!(h in 0..4 {
-            if h < a_halves {
-                let k_inside = tile_k + 8 * h + a_k < k;
-                let base = if k_inside {
-                    byte_offset(a_thread, step, TILE_K * 4).wrapping_add(8 * h as usize)
-                } else {
-                    a_row_start
-                };
-                seq!(g in 0..16 {
-                    if g < a_groups {
-                        // 4·rows × k floats: the element size rides on the constant, so that
-                        // the 32-bit operands cannot overflow for any k below 2³¹.
-                        let src = if g == 0 { base } else { byte_offset(base, 4 * g * a_row_step, k) };
-                        let dst = stage_start + a_destination + (8 * h * a_stride + g * a_row_step) * 4;
-                        if EDGE {
-                            let valid = k_inside && g * a_row_step < a_rows_left;
-                            unsafe { copy_async_4_if(dst, if valid { src } else { a }, valid) };
-                        } else {
-                            unsafe { copy_async_4_if(dst, src, k_inside) };
-                        }
-                    }
-                });
-            }
-        });
-        let b_step = b_thread.wrapping_add(tile_k as usize * n as usize);
+        let b_step = b_thread.wrapping_add(tile_k as usize * ldb as usize);
         seq!(i in 0..4 {
             if i < b_copies {
-                let src = if i == 0 { b_step } else { byte_offset(b_step, 4 * i * b_row_step, n) };
-                let dst = stage_start + b_destination + i * b_row_step * BLOCK_TILE_N * 4;
+                let src = if i == 0 { b_step } else { byte_offset(b_step, 4 * i * b_row_step, ldb) };
+                let dst = stage_start + b_destination + i * b_row_step * B_STRIDE_KN * 4;
                 let row_inside = tile_k + b_row + i * b_row_step < k;
                 if !EDGE {
+                    // SAFETY: interior: the float4 lies in B (16-byte aligned, `b_vector`)
+                    // whenever its row does; rows past k read nothing.
                     unsafe { copy_async_16_if(dst, if row_inside { src } else { b }, row_inside) };
-                } else if n.is_multiple_of(4) {
+                } else if operands.b_vector() {
                     // n % 4 == 0 and the column % 4 == 0: the four lie wholly inside or outside.
                     let valid = row_inside && b_col_inside;
+                    // SAFETY: an aligned float4 inside B, or nothing read.
                     unsafe { copy_async_16_if(dst, if valid { src } else { b }, valid) };
                 } else {
                     seq!(q in 0..4 {
                         let valid = row_inside && first_col + b_col + q < n;
                         let element = if valid { src.wrapping_add(q) } else { b };
+                        // SAFETY: an element inside B, or nothing read.
                         unsafe { copy_async_4_if(dst + 4 * q, element, valid) };
                     });
                 }
@@ -255,16 +507,26 @@ unsafe fn pipelined_tile<
             issue(ahead, stages_address + write_stage * stage_bytes);
         }
         commit_async_copies();
+        // SAFETY: both tiles lie inside the stage `read_stage` of the dynamic shared memory.
         let a_tile = unsafe { stages.add((read_stage * stage_bytes / 4) as usize) };
-        let b_tile = unsafe { a_tile.add((TILE_K * a_stride) as usize) };
+        let b_tile = unsafe { a_tile.add((TILE_K * A_STRIDE) as usize) };
         // Unrolled by hand: LLVM keeps a 16-deep step as a loop of two, which costs ptxas
-        // registers at the 128-register cap.
+        // registers at the 128-register cap. The B tile's row length is a constant of the
+        // layout (multiply_eight's first parameter).
         seq!(j in 0..4 {
             if j * 8 < TILE_K {
+                // SAFETY: reads inside the stage's tiles, which every thread's copies and the
+                // barrier above have filled.
                 unsafe {
-                    multiply_eight::<BLOCK_TILE_N, THREAD_TILE_N>(
-                        &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
-                    )
+                    if B_NK {
+                        multiply_eight::<B_STRIDE_NK, THREAD_TILE_N>(
+                            &mut acc, a_tile, b_tile, A_STRIDE, j * 8, row0, col0,
+                        )
+                    } else {
+                        multiply_eight::<B_STRIDE_KN, THREAD_TILE_N>(
+                            &mut acc, a_tile, b_tile, A_STRIDE, j * 8, row0, col0,
+                        )
+                    }
                 };
             }
         });
@@ -279,5 +541,55 @@ unsafe fn pipelined_tile<
             write_stage + 1
         };
     }
-    unsafe { store_warp_tile(&acc, c, m, n, first_row + row0, first_col + col0, epilogue) };
+    (acc, first_row + row0, first_col + col0)
+}
+
+/// Writes a lane's accumulators to C (one batch item's, row stride `args.ldc`) through the
+/// library's epilogue (`crate::epilogue::apply`: alpha, beta·C, bias, activation), skipping
+/// elements outside `m × n`. `acc[i][j]` goes to row `row + (i / 4)·32 + i % 4`, column
+/// `col + (j / 4)·16 + j % 4`, as in [`store_warp_tile`]. `c_vector`: C's base is 16-byte
+/// aligned and `ldc` a multiple of 4, so four columns from a multiple of 4 are one 16-byte store.
+///
+/// # Safety
+/// `c` must hold `m` rows of `args.ldc` elements (the last needing only `n`); the bias, if any,
+/// `n` elements.
+#[inline(always)]
+unsafe fn store_with_epilogue(
+    acc: &Accumulators,
+    c: *mut f32,
+    args: &GemmArgs,
+    row: u32,
+    col: u32,
+    c_vector: bool,
+) {
+    let (m, n) = (args.m, args.n);
+    seq!(i in 0..8 {
+        let r = row + (i / 4) * 32 + i % 4;
+        if r < m {
+            let c_row = c.wrapping_add(r as usize * args.ldc as usize);
+            seq!(s in 0..2 {
+                let cc = col + 16 * s;
+                let at = c_row.wrapping_add(cc as usize);
+                // The epilogue once per element (it is long: GELU's tanh), then one store path.
+                let mut out = [0.0f32; 4];
+                seq!(q in 0..4 {
+                    if cc + q < n {
+                        // SAFETY: an element of row r inside C (read only when beta ≠ 0).
+                        out[q] = unsafe { apply::<f32>(args, acc[i][4 * s + q], at.wrapping_add(q), cc + q) };
+                    }
+                });
+                if c_vector && cc + 4 <= n {
+                    // SAFETY: four elements of row r inside C, 16-byte aligned (`c_vector`).
+                    unsafe { write4(at, f32x4::from_array(out)) };
+                } else {
+                    seq!(q in 0..4 {
+                        if cc + q < n {
+                            // SAFETY: an element of row r inside C.
+                            unsafe { at.wrapping_add(q).write(out[q]) };
+                        }
+                    });
+                }
+            });
+        }
+    });
 }

@@ -25,32 +25,51 @@
 //! and 32 `cvt` per 32 `mma`, and `mma.sync` itself (see v15).
 //!
 //! Launch: 128 threads (4 warps, 2 × 2 warp tiles), grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped),
-//! [`SHARED_BYTES`] of dynamic shared memory (4 stages of padded 128×16 A and 16×128 B).
+//! [`gemm_geometry::v14::SHARED_BYTES_KN`] of dynamic shared memory (4 stages of padded 128×16
+//! A and 16×128 B). The numbers live in [`gemm_geometry::v14`], where the host reads them too.
+//!
+//! **As a library kernel.** The same body serves [`gemm_v14_tf32_kn`] (B stored `[k, n]`) and
+//! [`gemm_v14_tf32_nk`] (B stored `[n, k]`, `C = A·Bᵀ`), which take a [`GemmArgs`]: leading
+//! dimensions, a batch along grid z, and the fused epilogue of [`crate::epilogue`] at the store.
+//! An `[n, k]` B is kept in shared memory as it is stored, `[n][k]` padded like A
+//! (`K_MAJOR_STRIDE`): the B fragment of m16n8k8 is "col", thread (g, q) holding (k = q, n = g)
+//! and (k = q + 4, n = g), so from an `[n][k]` tile it is read exactly as A's fragment is
+//! (bank `20g + q`, conflict-free), and the tile is filled by the same 16-byte copies along k as
+//! A's, with no transposition anywhere. The 16-byte copies are taken only where the addresses
+//! allow them, decided at run time (per batch item) from the arguments; elsewhere 4-byte
+//! copies, so any leading dimension and any 4-byte aligned base work.
 
 use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
-    at, commit_async_copies, copy_async_4, copy_async_16, shared_address, shared_f32,
-    store2_or_partial, sync_threads, thread_x, wait_async_copies,
+    at, block_z, commit_async_copies, copy_async_4, copy_async_16, grid_dim_z, shared_address,
+    shared_f32, store2_or_partial, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
 };
+use crate::epilogue::apply;
 use crate::tensor_core::{mma_tf32_m16n8k8, to_tf32};
+use gemm_geometry::GemmArgs;
+use gemm_geometry::v14::{
+    A_FLOATS, B_STRIDE_KN, BLOCK_TILE_M, BLOCK_TILE_N, K_MAJOR_STRIDE, MIN_BLOCKS_PER_SM,
+    STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, WARP_TILE, WARPS_N,
+};
 use seq_macro::seq;
 
-const BLOCK_TILE_M: u32 = 128;
-const BLOCK_TILE_N: u32 = 128;
-const TILE_K: u32 = 16;
-const STAGES: u32 = 4;
-const WARP_TILE: u32 = 64;
-const WARPS_N: u32 = BLOCK_TILE_N / WARP_TILE;
-const THREADS: u32 = (BLOCK_TILE_M / WARP_TILE) * WARPS_N * 32;
-/// Padded row lengths in floats (see the module docs).
-const A_STRIDE: u32 = TILE_K + 4;
-const B_STRIDE: u32 = BLOCK_TILE_N + 8;
-const A_FLOATS: u32 = BLOCK_TILE_M * A_STRIDE;
-const STAGE_FLOATS: u32 = A_FLOATS + TILE_K * B_STRIDE;
-/// Dynamic shared memory per block, in bytes.
-pub const SHARED_BYTES: u32 = STAGES * STAGE_FLOATS * 4;
+/// A warp's accumulators, per thread: 4 × 8 tiles of 16 × 8, four values each (rows `g` and
+/// `g + 8`, columns `2q` and `2q + 1`; see [`crate::tensor_core`]).
+type Accumulators = [[[f32; 4]; 8]; 4];
 
-crate::launch_bounds!(sgemm_v14_tf32_tensor_cores, 128, 2);
+// What the copies and fragment loads below are written for.
+const _: () = {
+    assert!(BLOCK_TILE_M == 2 * WARP_TILE && BLOCK_TILE_N == 2 * WARP_TILE && WARP_TILE == 64);
+    assert!(TILE_K == 16 && STAGES >= 2 && STAGES <= 4);
+    // Four 16-byte copies per thread for each tile: 128 rows × 16 k, or 16 rows × 128 n.
+    assert!(BLOCK_TILE_M * TILE_K / 4 == 4 * THREADS);
+    assert!(BLOCK_TILE_N * TILE_K / 4 == 4 * THREADS);
+    // Rows and stages start on 16-byte boundaries.
+    assert!(K_MAJOR_STRIDE.is_multiple_of(4) && B_STRIDE_KN.is_multiple_of(4));
+    assert!(STAGE_FLOATS_KN.is_multiple_of(4) && STAGE_FLOATS_NK.is_multiple_of(4));
+};
+
+crate::launch_bounds!(sgemm_v14_tf32_tensor_cores, THREADS, MIN_BLOCKS_PER_SM);
 
 /// v14: TF32 `mma.sync`, 128×128 block tiles 16 deep, 64×64 per warp, 4-stage `cp.async`.
 #[unsafe(no_mangle)]
@@ -63,7 +82,241 @@ pub unsafe extern "ptx-kernel" fn sgemm_v14_tf32_tensor_cores(
     k: u32,
 ) {
     let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
-    let thread = thread_x();
+    // Contiguous row-major matrices from `cudaMalloc` (256-byte aligned): rows allow 16-byte
+    // copies exactly when their lengths are multiples of 4.
+    let operands = Operands {
+        a,
+        b,
+        lda: k,
+        ldb: n,
+        m,
+        n,
+        k,
+        a_aligned_16: true,
+        b_aligned_16: true,
+    };
+    // SAFETY: the host passes A (m×k), B (k×n) and C (m×n), contiguous and 16-byte aligned,
+    // and launches THREADS threads with SHARED_BYTES_KN of dynamic shared memory.
+    let (acc, row, col) =
+        unsafe { tf32_tile::<false>(&operands, thread_x(), first_row, first_col) };
+    seq!(mi in 0..4 {
+        seq!(ni in 0..8 {
+            let (r, cc) = (row + mi * 16, col + ni * 8);
+            let tile = &acc[mi][ni];
+            // SAFETY: `store2_or_partial` writes only elements inside C.
+            unsafe {
+                store2_or_partial(c, m, n, r, cc, tile[0], tile[1]);
+                store2_or_partial(c, m, n, r + 8, cc, tile[2], tile[3]);
+            }
+        });
+    });
+}
+
+crate::launch_bounds!(gemm_v14_tf32_kn, THREADS, MIN_BLOCKS_PER_SM);
+
+/// Library TF32 GEMM, B stored `[k, n]`: for each batch item,
+/// `C = act(alpha·A·B + beta·C + bias)` as [`GemmArgs`] defines it, with A and B rounded to
+/// TF32 (`cvt.rna`) and fp32 accumulation.
+///
+/// Launch: [`THREADS`] threads (1-D), grid `(v14::grid_x(m, n), 1, min(batch, 65535))`,
+/// [`gemm_geometry::v14::SHARED_BYTES_KN`] bytes of dynamic shared memory (over 48 KiB: the
+/// function's max-dynamic-shared-memory attribute must allow it).
+///
+/// # Safety
+/// `args` must describe valid device memory: A, B, C (and the bias, if not 0) of every batch
+/// item inside their allocations, for the leading dimensions and strides given (`lda ≥ k`,
+/// `ldb ≥ n`, `ldc ≥ n`), C not overlapping A, B or the bias; `m`, `n` ≥ 1 (the host launches
+/// nothing otherwise). Alignment: every base address only 4-byte aligned (f32). Where A's batch
+/// base is 16-byte aligned and `lda` and `k` are multiples of 4, A is copied 16 bytes at a
+/// time, else 4; B likewise with `ldb` and `n`; where C's batch base is 8-byte aligned and `ldc`
+/// even, C is written 8 bytes at a time, else 4. Those choices are made here, so they are not
+/// preconditions.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v14_tf32_kn(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<false>(&args) };
+}
+
+crate::launch_bounds!(gemm_v14_tf32_nk, THREADS, MIN_BLOCKS_PER_SM);
+
+/// Library TF32 GEMM, B stored `[n, k]` (`C = act(alpha·A·Bᵀ + beta·C + bias)`, B a PyTorch
+/// `nn.Linear` weight), A and B rounded to TF32, fp32 accumulation.
+///
+/// Launch: [`THREADS`] threads (1-D), grid `(v14::grid_x(m, n), 1, min(batch, 65535))`,
+/// [`gemm_geometry::v14::SHARED_BYTES_NK`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v14_tf32_kn`], with B `[n, k]` (`ldb ≥ k`): B is copied 16 bytes at a time where
+/// its batch base is 16-byte aligned and `ldb` and `k` are multiples of 4, else 4.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v14_tf32_nk(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<true>(&args) };
+}
+
+/// One batch item's operands, as the pipeline reads them.
+#[derive(Clone, Copy)]
+struct Operands {
+    /// A's first element (`[m, k]`, row stride `lda`).
+    a: *const f32,
+    /// B's first element (`[k, n]` or `[n, k]`, row stride `ldb`).
+    b: *const f32,
+    lda: u32,
+    ldb: u32,
+    m: u32,
+    n: u32,
+    k: u32,
+    /// A's first element is 16-byte aligned.
+    a_aligned_16: bool,
+    /// B's first element is 16-byte aligned.
+    b_aligned_16: bool,
+}
+
+impl Operands {
+    /// Whether A may be copied 16 bytes at a time: 16-byte aligned base, and `lda` and `k`
+    /// multiples of 4 (a float4 at a k that is a multiple of 4 then lies wholly inside or
+    /// wholly outside its row). For the ladder entry this folds to `k % 4 == 0`.
+    #[inline(always)]
+    fn a_vector(&self) -> bool {
+        self.a_aligned_16 && self.lda.is_multiple_of(4) && self.k.is_multiple_of(4)
+    }
+
+    /// Whether B may be copied 16 bytes at a time: 16-byte aligned base, `ldb` a multiple of 4,
+    /// and the length of its rows (n for `[k, n]`, k for `[n, k]`) too.
+    #[inline(always)]
+    fn b_vector<const B_NK: bool>(&self) -> bool {
+        let row_length = if B_NK { self.k } else { self.n };
+        self.b_aligned_16 && self.ldb.is_multiple_of(4) && row_length.is_multiple_of(4)
+    }
+}
+
+/// The library entries: walk the batch along grid z, run the pipeline on each item, and store
+/// through the fused epilogue.
+///
+/// # Safety
+/// As [`gemm_v14_tf32_kn`] (`B_NK` false) or [`gemm_v14_tf32_nk`] (`B_NK` true).
+#[inline(always)]
+unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
+    let (m, n) = (args.m, args.n);
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
+    let mut z = block_z();
+    while z < args.batch {
+        // 64-bit offsets: a batch stride times z may pass 2³².
+        let a = (args.a as *const f32).wrapping_add(z as usize * args.stride_a as usize);
+        let b = (args.b as *const f32).wrapping_add(z as usize * args.stride_b as usize);
+        let c = (args.c as *mut f32).wrapping_add(z as usize * args.stride_c as usize);
+        let operands = Operands {
+            a,
+            b,
+            lda: args.lda,
+            ldb: args.ldb,
+            m,
+            n,
+            k: args.k,
+            a_aligned_16: (a as usize).is_multiple_of(16),
+            b_aligned_16: (b as usize).is_multiple_of(16),
+        };
+        // Pairs of columns (2q, 2q + 1) as one 8-byte store.
+        let c_vector = (c as usize).is_multiple_of(8) && args.ldc.is_multiple_of(2);
+        // SAFETY: the caller's contract (valid operands of item z). The thread index is read
+        // anew per item, so that nothing derived from it is held across the batch loop.
+        let (acc, row, col) =
+            unsafe { tf32_tile::<B_NK>(&operands, thread_x_each_time(), first_row, first_col) };
+        seq!(mi in 0..4 {
+            seq!(ni in 0..8 {
+                let (r, cc) = (row + mi * 16, col + ni * 8);
+                let tile = &acc[mi][ni];
+                // SAFETY: only elements inside C are written (and read, when beta ≠ 0).
+                unsafe {
+                    store_pair_with_epilogue(c, args, r, cc, tile[0], tile[1], c_vector);
+                    store_pair_with_epilogue(c, args, r + 8, cc, tile[2], tile[3], c_vector);
+                }
+            });
+        });
+        z += grid_dim_z();
+        // The next item's first copies go into stages that slower warps may still be reading.
+        sync_threads();
+    }
+}
+
+/// Queues the copies of one step of a tile stored along k (A `[m, k]`; B `[n, k]`) into its
+/// `[rows][K_MAJOR_STRIDE]` place at byte `destination` of shared memory: four chunks of 4
+/// floats per thread, chunk `thread + i·THREADS` at (row, k) = (index / 4, index % 4 · 4) of
+/// the tile, whose first row is `first_row` of the matrix. Elements outside `rows × k` arrive
+/// as zeros. `vector`: one 16-byte copy per chunk (see [`Operands::a_vector`]), else four of
+/// 4 bytes.
+///
+/// # Safety
+/// `matrix` must hold `rows` rows of row stride `ld` (each with at least `k` elements), and
+/// `vector` may be true only where its condition holds.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn copy_k_major(
+    matrix: *const f32,
+    ld: u32,
+    rows: u32,
+    k: u32,
+    first_row: u32,
+    tile_k: u32,
+    vector: bool,
+    thread: u32,
+    destination: u32,
+) {
+    seq!(i in 0..4 {
+        let index = thread + i * THREADS;
+        let (row, kk) = (index / (TILE_K / 4), index % (TILE_K / 4) * 4);
+        let (gr, gk) = (first_row + row, tile_k + kk);
+        let dst = destination + (row * K_MAJOR_STRIDE + kk) * 4;
+        if vector {
+            let valid = gr < rows && gk < k;
+            // SAFETY: an aligned float4 inside the matrix (k % 4 == 0), or nothing read.
+            unsafe {
+                let src = if valid { matrix.add(at(gr, gk, ld)) } else { matrix };
+                copy_async_16(dst, src, valid)
+            };
+        } else {
+            seq!(q in 0..4 {
+                let valid = gr < rows && gk + q < k;
+                // SAFETY: an element inside the matrix, or nothing read.
+                unsafe {
+                    let src = if valid { matrix.add(at(gr, gk + q, ld)) } else { matrix };
+                    copy_async_4(dst + 4 * q, src, valid)
+                };
+            });
+        }
+    });
+}
+
+/// The pipelined TF32 GEMM of the block tile at (`first_row`, `first_col`): returns the
+/// thread's accumulators and the row and column of C that `acc[0][0][0]` belongs to (tile
+/// `[mi][ni]` starts `16·mi` rows and `8·ni` columns further). `B_NK`: B is stored `[n, k]`.
+///
+/// # Safety
+/// `operands` must describe valid matrices (A `m × k`, B `k × n` or `n × k`, with their row
+/// strides), the `*_aligned_16` flags must hold only when true, and the block must have
+/// [`THREADS`] threads and the stage bytes of its B layout in dynamic shared memory.
+#[inline(always)]
+unsafe fn tf32_tile<const B_NK: bool>(
+    operands: &Operands,
+    thread: u32,
+    first_row: u32,
+    first_col: u32,
+) -> (Accumulators, u32, u32) {
+    let Operands {
+        a,
+        b,
+        lda,
+        ldb,
+        m,
+        n,
+        k,
+        ..
+    } = *operands;
+    let stage_floats = if B_NK {
+        STAGE_FLOATS_NK
+    } else {
+        STAGE_FLOATS_KN
+    };
     let (warp, lane) = (thread / 32, thread % 32);
     let (group, quad) = (lane / 4, lane % 4);
     let warp_row = warp / WARPS_N * WARP_TILE;
@@ -71,45 +324,65 @@ pub unsafe extern "ptx-kernel" fn sgemm_v14_tf32_tensor_cores(
 
     let stages = shared_f32();
     let stages_address = shared_address(stages);
-    let a_rows_aligned = k.is_multiple_of(4);
-    let b_rows_aligned = n.is_multiple_of(4);
+    let a_vector = operands.a_vector();
+    let b_vector = operands.b_vector::<B_NK>();
 
     // Queue the copies of step `step` into the stage at byte `stage_start`: 4 chunks of
     // 4 floats of A and of B per thread. Elements outside A or B arrive as zeros.
     let issue = #[inline(always)]
     |step: u32, stage_start: u32| {
         let tile_k = step * TILE_K;
-        seq!(i in 0..4 {
-            let index = thread + i * THREADS;
-            let (row, kk) = (index / (TILE_K / 4), index % (TILE_K / 4) * 4);
-            let (gr, gk) = (first_row + row, tile_k + kk);
-            let dst = stage_start + (row * A_STRIDE + kk) * 4;
-            if a_rows_aligned {
-                let valid = gr < m && gk < k;
-                let src = if valid { unsafe { a.add(at(gr, gk, k)) } } else { a };
-                unsafe { copy_async_16(dst, src, valid) };
-            } else {
-                seq!(q in 0..4 {
-                    let valid = gr < m && gk + q < k;
-                    let src = if valid { unsafe { a.add(at(gr, gk + q, k)) } } else { a };
-                    unsafe { copy_async_4(dst + 4 * q, src, valid) };
-                });
-            }
-        });
+        // SAFETY: A is `m × k` with row stride lda.
+        unsafe {
+            copy_k_major(
+                a,
+                lda,
+                m,
+                k,
+                first_row,
+                tile_k,
+                a_vector,
+                thread,
+                stage_start,
+            )
+        };
+        if B_NK {
+            // SAFETY: B is `n × k` with row stride ldb; its tile's rows are C's columns.
+            unsafe {
+                copy_k_major(
+                    b,
+                    ldb,
+                    n,
+                    k,
+                    first_col,
+                    tile_k,
+                    b_vector,
+                    thread,
+                    stage_start + A_FLOATS * 4,
+                )
+            };
+            return;
+        }
         seq!(i in 0..4 {
             let index = thread + i * THREADS;
             let (row, col) = (index / (BLOCK_TILE_N / 4), index % (BLOCK_TILE_N / 4) * 4);
             let (gr, gc) = (tile_k + row, first_col + col);
-            let dst = stage_start + (A_FLOATS + row * B_STRIDE + col) * 4;
-            if b_rows_aligned {
+            let dst = stage_start + (A_FLOATS + row * B_STRIDE_KN + col) * 4;
+            if b_vector {
                 let valid = gr < k && gc < n;
-                let src = if valid { unsafe { b.add(at(gr, gc, n)) } } else { b };
-                unsafe { copy_async_16(dst, src, valid) };
+                // SAFETY: an aligned float4 inside B (n % 4 == 0), or nothing read.
+                unsafe {
+                    let src = if valid { b.add(at(gr, gc, ldb)) } else { b };
+                    copy_async_16(dst, src, valid)
+                };
             } else {
                 seq!(q in 0..4 {
                     let valid = gr < k && gc + q < n;
-                    let src = if valid { unsafe { b.add(at(gr, gc + q, n)) } } else { b };
-                    unsafe { copy_async_4(dst + 4 * q, src, valid) };
+                    // SAFETY: an element inside B, or nothing read.
+                    unsafe {
+                        let src = if valid { b.add(at(gr, gc + q, ldb)) } else { b };
+                        copy_async_4(dst + 4 * q, src, valid)
+                    };
                 });
             }
         });
@@ -119,7 +392,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v14_tf32_tensor_cores(
     // Prologue: STAGES − 1 steps in flight, one (possibly empty) group committed per step.
     for s in 0..STAGES - 1 {
         if s < steps {
-            issue(s, stages_address + s * STAGE_FLOATS * 4);
+            issue(s, stages_address + s * stage_floats * 4);
         }
         commit_async_copies();
     }
@@ -130,26 +403,38 @@ pub unsafe extern "ptx-kernel" fn sgemm_v14_tf32_tensor_cores(
         sync_threads();
         let ahead = step + STAGES - 1;
         if ahead < steps {
-            issue(ahead, stages_address + write_stage * STAGE_FLOATS * 4);
+            issue(ahead, stages_address + write_stage * stage_floats * 4);
         }
         commit_async_copies();
 
-        let a_tile = unsafe { stages.add((read_stage * STAGE_FLOATS) as usize) };
+        // SAFETY: both tiles lie inside stage `read_stage` of the dynamic shared memory, filled
+        // by every thread's copies before the barrier above.
+        let a_tile = unsafe { stages.add((read_stage * stage_floats) as usize) };
         let b_tile = unsafe { a_tile.add(A_FLOATS as usize) };
         seq!(kstep in 0..2 {
             let kk = kstep * 8;
             let mut a_frag = [[0u32; 4]; 4];
             seq!(mi in 0..4 {
-                let top = unsafe { a_tile.add(((warp_row + mi * 16 + group) * A_STRIDE + kk + quad) as usize) };
-                let bottom = unsafe { top.add(8 * A_STRIDE as usize) };
+                // SAFETY: rows and k inside the A tile.
+                let top = unsafe { a_tile.add(((warp_row + mi * 16 + group) * K_MAJOR_STRIDE + kk + quad) as usize) };
+                let bottom = unsafe { top.add(8 * K_MAJOR_STRIDE as usize) };
                 a_frag[mi] = unsafe {
                     [to_tf32(*top), to_tf32(*bottom), to_tf32(*top.add(4)), to_tf32(*bottom.add(4))]
                 };
             });
             let mut b_frag = [[0u32; 2]; 8];
             seq!(ni in 0..8 {
-                let upper = unsafe { b_tile.add(((kk + quad) * B_STRIDE + warp_col + ni * 8 + group) as usize) };
-                b_frag[ni] = unsafe { [to_tf32(*upper), to_tf32(*upper.add(4 * B_STRIDE as usize))] };
+                // SAFETY: (k, n) inside the B tile, in its layout: b0 = (k = q, n = g),
+                // b1 = (k = q + 4, n = g).
+                b_frag[ni] = unsafe {
+                    if B_NK {
+                        let upper = b_tile.add(((warp_col + ni * 8 + group) * K_MAJOR_STRIDE + kk + quad) as usize);
+                        [to_tf32(*upper), to_tf32(*upper.add(4))]
+                    } else {
+                        let upper = b_tile.add(((kk + quad) * B_STRIDE_KN + warp_col + ni * 8 + group) as usize);
+                        [to_tf32(*upper), to_tf32(*upper.add(4 * B_STRIDE_KN as usize))]
+                    }
+                };
             });
             seq!(mi in 0..4 {
                 seq!(ni in 0..8 {
@@ -168,16 +453,60 @@ pub unsafe extern "ptx-kernel" fn sgemm_v14_tf32_tensor_cores(
             write_stage + 1
         };
     }
+    (
+        acc,
+        first_row + warp_row + group,
+        first_col + warp_col + 2 * quad,
+    )
+}
 
-    seq!(mi in 0..4 {
-        seq!(ni in 0..8 {
-            let row = first_row + warp_row + mi * 16 + group;
-            let col = first_col + warp_col + ni * 8 + 2 * quad;
-            let tile = &acc[mi][ni];
-            unsafe {
-                store2_or_partial(c, m, n, row, col, tile[0], tile[1]);
-                store2_or_partial(c, m, n, row + 8, col, tile[2], tile[3]);
+/// Writes columns `col` and `col + 1` (`col` even) of row `row` of C (one batch item's, row
+/// stride `args.ldc`) through the library's epilogue (`crate::epilogue::apply`), skipping
+/// elements outside `m × n`. `c_vector`: C's base is 8-byte aligned and `ldc` even, so the pair
+/// is one 8-byte store.
+///
+/// # Safety
+/// `c` must hold `m` rows of `args.ldc` elements (the last needing only `n`); the bias, if any,
+/// `n` elements.
+#[inline(always)]
+unsafe fn store_pair_with_epilogue(
+    c: *mut f32,
+    args: &GemmArgs,
+    row: u32,
+    col: u32,
+    v0: f32,
+    v1: f32,
+    c_vector: bool,
+) {
+    let n = args.n;
+    if row >= args.m {
+        return;
+    }
+    let at_col = c.wrapping_add(row as usize * args.ldc as usize + col as usize);
+    let (inside0, inside1) = (col < n, col + 1 < n);
+    // The epilogue once per element (it is long: GELU's tanh), then one store path.
+    // SAFETY: each element is read (beta ≠ 0) and written only when inside C; the pair store
+    // is 8-byte aligned (`c_vector`, `col` even).
+    unsafe {
+        let out0 = if inside0 {
+            apply::<f32>(args, v0, at_col, col)
+        } else {
+            0.0
+        };
+        let out1 = if inside1 {
+            apply::<f32>(args, v1, at_col.add(1), col + 1)
+        } else {
+            0.0
+        };
+        if c_vector && inside1 {
+            (at_col as *mut core::simd::f32x2).write(core::simd::f32x2::from_array([out0, out1]));
+        } else {
+            if inside0 {
+                at_col.write(out0);
             }
-        });
-    });
+            if inside1 {
+                at_col.add(1).write(out1);
+            }
+        }
+    }
 }
