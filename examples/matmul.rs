@@ -38,7 +38,9 @@ fn run<T: GemmElement>(
     // Once to warm up (module load, first launch), then timed with CUDA events.
     gemm.matmul(&a_dev, &b_dev, &mut c_dev, &desc)?;
     let ctx = stream.context();
-    let (start, stop) = (ctx.new_event(None)?, ctx.new_event(None)?);
+    // Events with timing (cudarc's default flags disable it).
+    let timed = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let (start, stop) = (ctx.new_event(timed)?, ctx.new_event(timed)?);
     start.record(stream)?;
     gemm.matmul(&a_dev, &b_dev, &mut c_dev, &desc)?;
     stop.record(stream)?;

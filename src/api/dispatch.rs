@@ -118,11 +118,78 @@ const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
     }
 }
 
+/// A kernel of the ladder's geometry: grouped tiles, no alignment needs beyond the element's
+/// (its copies and stores pick their width from the arguments at run time).
+#[allow(clippy::too_many_arguments)]
+const fn ladder(
+    name: &'static str,
+    entry: &'static str,
+    dtype: DType,
+    b_layout: BLayout,
+    threads: u32,
+    (block_tile_m, block_tile_n): (u32, u32),
+    shared_bytes: u32,
+) -> KernelSpec {
+    KernelSpec {
+        name,
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm80,
+        row_alignment: 0,
+        tensor_maps: false,
+        threads,
+        block_tile_m,
+        block_tile_n,
+        shared_bytes,
+        grid: GridKind::Grouped,
+    }
+}
+
+const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
+const V14_TILE: (u32, u32) = (geometry::v14::BLOCK_TILE_M, geometry::v14::BLOCK_TILE_N);
+
 /// Every kernel, fastest first within each (element type, B layout).
 pub const KERNELS: &[KernelSpec] = &[
+    ladder(
+        "v13",
+        "gemm_v13_f32_kn",
+        DType::F32,
+        BLayout::Kn,
+        geometry::v13::THREADS,
+        V13_TILE,
+        geometry::v13::SHARED_BYTES_KN,
+    ),
+    ladder(
+        "v13",
+        "gemm_v13_f32_nk",
+        DType::F32,
+        BLayout::Nk,
+        geometry::v13::THREADS,
+        V13_TILE,
+        geometry::v13::SHARED_BYTES_NK,
+    ),
     general("gemm_general_f32_kn", DType::F32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::F32, BLayout::Nk),
-    // TF32 asked for, exact fp32 given: the general kernel is more precise, never less.
+    ladder(
+        "v14",
+        "gemm_v14_tf32_kn",
+        DType::Tf32,
+        BLayout::Kn,
+        geometry::v14::THREADS,
+        V14_TILE,
+        geometry::v14::SHARED_BYTES_KN,
+    ),
+    ladder(
+        "v14",
+        "gemm_v14_tf32_nk",
+        DType::Tf32,
+        BLayout::Nk,
+        geometry::v14::THREADS,
+        V14_TILE,
+        geometry::v14::SHARED_BYTES_NK,
+    ),
+    // Where v14 cannot run, exact fp32: more precise than TF32, never less.
     general("gemm_general_f32_kn", DType::Tf32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::Tf32, BLayout::Nk),
     general("gemm_general_f16_kn", DType::F16, BLayout::Kn),
