@@ -38,6 +38,24 @@ impl Element for u16 {
     }
 }
 
+/// fp16 as [`half::f16`], the same bits as `u16` to the kernels.
+impl Element for half::f16 {
+    const BYTES: usize = 2;
+    const NAME: &'static str = "fp16";
+    fn from_f32(x: f32) -> Self {
+        half::f16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        half::f16::to_f32(self)
+    }
+}
+
+/// An fp16 element type: its bits (`u16`, as the harness keeps them) or [`half::f16`] (as the
+/// API takes them). The kernels see the same 16 bits either way.
+pub trait Fp16Bits: Element {}
+impl Fp16Bits for u16 {}
+impl Fp16Bits for half::f16 {}
+
 /// `values` rounded to `T`.
 pub fn convert<T: Element>(values: &[f32]) -> Vec<T> {
     values.iter().map(|&x| T::from_f32(x)).collect()

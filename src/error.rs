@@ -111,6 +111,12 @@ pub enum GemmError {
         /// Each kernel's reason.
         reason: String,
     },
+    /// Zero points asked for a format that has none.
+    #[error("zero points apply to unsigned formats only (u1–u8), not to {format}")]
+    ZeroPointsNeedUnsigned {
+        /// The format asked for.
+        format: String,
+    },
     /// A buffer's length does not match the shape it is used with.
     #[error("buffer {name} holds {actual} elements but a {rows}×{cols} matrix needs {expected}")]
     BufferSize {

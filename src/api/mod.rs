@@ -22,6 +22,7 @@ pub mod desc;
 pub mod dispatch;
 pub mod element;
 pub mod problem;
+pub mod quantized;
 
 use crate::GemmError;
 use crate::runtime::{DeviceInfo, Runtime};

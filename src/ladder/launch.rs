@@ -5,18 +5,18 @@ use crate::element::Element;
 use crate::ladder::rungs::{Epilogue, Precision};
 use crate::runtime::Runtime;
 use crate::{GemmError, GemmShape, Rung};
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 impl Runtime {
     /// Queues `rung` computing `c = a·b` for `shape`, after checking the element type, buffers,
     /// limits and alignment. `T` is `f32` for fp32 and TF32 rungs, `u16` (fp16 bits) for fp16
-    /// rungs.
+    /// rungs. The buffers may be slices or views.
     pub fn launch_rung<T: Element>(
         &self,
         rung: &Rung,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        c: &mut CudaSlice<T>,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        c: &mut impl DevicePtrMut<T>,
         shape: &GemmShape,
     ) -> Result<(), GemmError> {
         self.launch(rung, a, b, c, shape, &Epilogue::STORE)
@@ -27,9 +27,9 @@ impl Runtime {
     pub fn launch_rung_with_epilogue(
         &self,
         rung: &Rung,
-        a: &CudaSlice<f32>,
-        b: &CudaSlice<f32>,
-        c: &mut CudaSlice<f32>,
+        a: &impl DevicePtr<f32>,
+        b: &impl DevicePtr<f32>,
+        c: &mut impl DevicePtrMut<f32>,
         shape: &GemmShape,
         epilogue: &Epilogue,
     ) -> Result<(), GemmError> {
@@ -42,19 +42,24 @@ impl Runtime {
     fn launch<T: Element>(
         &self,
         rung: &Rung,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        c: &mut CudaSlice<T>,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        c: &mut impl DevicePtrMut<T>,
         shape: &GemmShape,
         epilogue: &Epilogue,
     ) -> Result<(), GemmError> {
         check_element::<T>(rung)?;
         shape.check_buffers(a.len(), b.len(), c.len())?;
+        let stream = self.stream();
+        // The guards keep cudarc's stream ordering of the buffers until the launch is queued.
+        let (a, _a_guard) = a.device_ptr(stream);
+        let (b, _b_guard) = b.device_ptr(stream);
+        let (c, _c_guard) = c.device_ptr_mut(stream);
         if !rung.candidates.is_empty() {
             return Err(GemmError::NeedsTuning { rung: rung.name });
         }
         let launch = rung.launch(shape, self.info().max_shared_per_block)?;
-        rung.check_alignment(self.address(a), self.address(b))?;
+        rung.check_alignment(a, b)?;
         let function = self.kernel(rung.entry)?;
         let blocks = if launch.persistent {
             launch.grid.0.min(self.info().sm_count as u32)
@@ -77,8 +82,8 @@ impl Runtime {
         } else {
             None
         };
-        let mut builder = self.stream().launch_builder(&function);
-        builder.arg(a).arg(b).arg(c).arg(&m).arg(&n).arg(&k);
+        let mut builder = stream.launch_builder(&function);
+        builder.arg(&a).arg(&b).arg(&c).arg(&m).arg(&n).arg(&k);
         if let Some(maps) = &maps {
             builder.arg(maps);
         }
@@ -89,6 +94,9 @@ impl Runtime {
                 .arg(&slope)
                 .arg(&activation);
         }
+        // SAFETY: the buffers hold the shape (check_buffers), the rung's grid, shared memory,
+        // alignment and TMA limits were checked (Rung::launch, check_alignment), and the
+        // arguments are pushed in the order of the kernel's signature.
         unsafe { builder.launch(config) }
             .map(drop)
             .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
@@ -98,13 +106,8 @@ impl Runtime {
     /// (m×k) and `b` (k×n), built on first use and kept for later launches on the same
     /// buffers and shape: A in boxes of 128 rows × 64 columns, B in boxes of 64 × 64, both
     /// with the 128-byte swizzle, zeros outside the matrices.
-    fn tensor_maps_for<T: Element>(
-        &self,
-        a: &CudaSlice<T>,
-        b: &CudaSlice<T>,
-        shape: &GemmShape,
-    ) -> Result<u64, GemmError> {
-        let key = (self.address(a), self.address(b), shape.m, shape.n, shape.k);
+    fn tensor_maps_for(&self, a: u64, b: u64, shape: &GemmShape) -> Result<u64, GemmError> {
+        let key = (a, b, shape.m, shape.n, shape.k);
         let mut cache = self
             .tensor_maps
             .lock()

@@ -5,11 +5,12 @@
 //! Both read weights pre-packed by [`crate::quant::prepack`] and compute `fp16(value · scale)` for
 //! every weight, then an fp16 × fp16 product with fp32 accumulation and fp16 output.
 
+use crate::element::Fp16Bits;
 use crate::quant::format::WeightFormat;
 use crate::quant::prepack::{BLOCK_COLUMNS, Prepacked, chunk_k, loads};
 use crate::runtime::Runtime;
 use crate::{GemmError, GemmShape, Rung};
-use cudarc::driver::{CudaSlice, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg};
 
 /// Largest m the decode kernel is chosen for by default; above it, prefill.
 pub const DECODE_MAX_M: usize = 16;
@@ -233,10 +234,10 @@ fn zeroed<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     Ok(slot.as_mut().expect("just filled"))
 }
 
-fn check_buffers(
+fn check_buffers<T: Fp16Bits>(
     w: &FastWeights,
-    a: &CudaSlice<u16>,
-    c: &CudaSlice<u16>,
+    a: &impl DevicePtr<T>,
+    c: &impl DevicePtrMut<T>,
     m: usize,
 ) -> Result<GemmShape, GemmError> {
     check_activations(m, w.n, w.k, a.len(), c.len())
@@ -264,11 +265,11 @@ pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize) -> usize {
 
 /// Queues the decode kernel: `c (m×n fp16) = a (m×k fp16) · dequant(w)` on `blocks` blocks
 /// (`None`: [`default_blocks`]), each taking an equal share of the units of work.
-pub fn launch_decode(
+pub fn launch_decode<T: Fp16Bits>(
     gpu: &Runtime,
-    a: &CudaSlice<u16>,
+    a: &impl DevicePtr<T>,
     w: &FastWeights,
-    c: &mut CudaSlice<u16>,
+    c: &mut impl DevicePtrMut<T>,
     m: usize,
     blocks: Option<usize>,
     scratch: &mut Scratch,
@@ -289,18 +290,24 @@ pub fn launch_decode(
         return Err(GemmError::DecodeBlocks { blocks, units });
     }
     // A rows must span whole chunks, with zeros past k.
+    let stream = gpu.stream();
+    let (a_address, _a_guard) = a.device_ptr(stream);
     let a_ptr = if w.k_pad == w.k {
-        gpu.device_address(a)
+        a_address
     } else {
-        let padded = zeroed(gpu, &mut scratch.padded_a, m * w.k_pad)?;
+        let padded = gpu.device_address(zeroed(gpu, &mut scratch.padded_a, m * w.k_pad)?);
         for row in 0..m {
-            let src = a.slice(row * w.k..(row + 1) * w.k);
-            let mut dst = padded.slice_mut(row * w.k_pad..row * w.k_pad + w.k);
-            gpu.stream()
-                .memcpy_dtod(&src, &mut dst)
-                .map_err(|e| GemmError::cuda("padding A", e))?;
+            let (src, dst) = (
+                a_address + (row * w.k * 2) as u64,
+                padded + (row * w.k_pad * 2) as u64,
+            );
+            // SAFETY: check_buffers saw m·k elements in A, and the scratch holds m·k_pad.
+            unsafe {
+                cudarc::driver::result::memcpy_dtod_async(dst, src, w.k * 2, stream.cu_stream())
+            }
+            .map_err(|e| GemmError::cuda("padding A", e))?;
         }
-        gpu.device_address(padded)
+        padded
     };
     // Tiles shared by several blocks meet in the workspace, counted per tile.
     let workspace = gpu.device_address(zeroed(gpu, &mut scratch.workspace, m * w.n_pad)?);
@@ -322,13 +329,14 @@ pub fn launch_decode(
         w.kernel_group as u32,
     );
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
+    let (c_address, _c_guard) = c.device_ptr_mut(stream);
     let mut builder = gpu.stream().launch_builder(&function);
     builder
         .arg(&a_ptr)
         .arg(&w.weights)
         .arg(&w.scales)
         .arg(&offsets)
-        .arg(c)
+        .arg(&c_address)
         .arg(&workspace)
         .arg(&counters);
     builder
@@ -409,18 +417,21 @@ pub fn prefill_rung(k: usize, n: usize) -> Result<&'static Rung, GemmError> {
 }
 
 /// Queues the prefill path: expand `w` to fp16 (kept in `scratch`), then the tensor-core GEMM.
-pub fn launch_prefill(
+pub fn launch_prefill<T: Fp16Bits>(
     gpu: &Runtime,
-    a: &CudaSlice<u16>,
+    a: &impl DevicePtr<T>,
     w: &FastWeights,
-    c: &mut CudaSlice<u16>,
+    c: &mut impl DevicePtrMut<T>,
     m: usize,
     scratch: &mut Scratch,
 ) -> Result<(), GemmError> {
     let shape = check_buffers(w, a, c, m)?;
     let expanded = zeroed(gpu, &mut scratch.expanded, w.k * w.n)?;
     launch_expand(gpu, w, expanded)?;
-    gpu.launch_rung(prefill_rung(w.k, w.n)?, a, expanded, c, &shape)
+    // SAFETY: the expanded weights are fp16 bits, which is what T holds (Fp16Bits).
+    let expanded = unsafe { expanded.transmute::<T>(w.k * w.n) }
+        .expect("the expansion buffer holds k·n elements");
+    gpu.launch_rung(prefill_rung(w.k, w.n)?, a, &expanded, c, &shape)
 }
 
 /// Every kernel entry of the fast dequant kernels (decode, then expand).
@@ -430,12 +441,12 @@ pub fn entries() -> impl Iterator<Item = &'static str> {
 
 /// Queues `c = a · dequant(w)` on `path` (`blocks`: decode only, see [`launch_decode`]).
 #[allow(clippy::too_many_arguments)]
-pub fn launch(
+pub fn launch<T: Fp16Bits>(
     gpu: &Runtime,
     path: Path,
-    a: &CudaSlice<u16>,
+    a: &impl DevicePtr<T>,
     w: &FastWeights,
-    c: &mut CudaSlice<u16>,
+    c: &mut impl DevicePtrMut<T>,
     m: usize,
     blocks: Option<usize>,
     scratch: &mut Scratch,

@@ -1,0 +1,175 @@
+//! Quantized weights for the API: a weight matrix quantized and pre-packed once, then
+//! multiplied by fp16 activations on the GPU (decode for small batches, prefill for large ones).
+
+use super::Gemm;
+use crate::GemmError;
+use crate::quant::fast::{self, FastWeights, Path, Scratch};
+use crate::quant::format::{WeightFormat, quantize};
+use crate::quant::prepack::{Prepacked, check_group};
+use cudarc::driver::{DevicePtr, DevicePtrMut, sys::CUcontext};
+use half::f16;
+use std::sync::Mutex;
+
+/// Rows of k that share one scale (and zero point).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// Groups of this many rows: 32, 64, or a multiple of 128 that divides k.
+    Rows(usize),
+    /// One group per column (the whole of k).
+    PerChannel,
+}
+
+/// A `k × n` weight matrix, quantized to a low-bit [`WeightFormat`] with fp16 group scales and
+/// pre-packed on the device in the layout the dequantizing kernels read.
+///
+/// ```no_run
+/// use rust_gemm::{Gemm, Group, QuantizedWeights, WeightFormat};
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let ctx = cudarc::driver::CudaContext::new(0)?;
+/// let stream = ctx.default_stream();
+/// let gemm = Gemm::new(stream.clone())?;
+/// let (k, n, m) = (4096, 4096, 1);
+/// let w = vec![0.01f32; k * n]; // row-major [k, n]
+/// let qw = QuantizedWeights::quantize(&gemm, &w, k, n, WeightFormat::Unsigned(4), Group::Rows(128))?;
+/// let x = stream.clone_htod(&vec![half::f16::from_f32(1.0); m * k])?;
+/// let mut y = stream.alloc_zeros::<half::f16>(m * n)?;
+/// qw.matmul(&gemm, &x, &mut y, m)?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct QuantizedWeights {
+    weights: FastWeights,
+    scratch: Mutex<Scratch>,
+    context: CUcontext,
+}
+
+// SAFETY: the context handle is only compared, never used to make a context current; the
+// scratch buffers are behind a mutex; the device buffers are cudarc slices, which are Send and
+// Sync.
+unsafe impl Send for QuantizedWeights {}
+// SAFETY: as for Send.
+unsafe impl Sync for QuantizedWeights {}
+
+impl QuantizedWeights {
+    /// Quantizes the row-major `k × n` `weights` (`weights[row·n + col]`) to `format` with one
+    /// fp16 scale per group of rows of each column (signed and float formats: the group's
+    /// largest magnitude maps to the format's largest value; unsigned: `[0, max]`), pre-packs
+    /// them and uploads them to `gemm`'s device.
+    pub fn quantize(
+        gemm: &Gemm,
+        weights: &[f32],
+        k: usize,
+        n: usize,
+        format: WeightFormat,
+        group: Group,
+    ) -> Result<Self, GemmError> {
+        Self::build(gemm, weights, k, n, format, group, false)
+    }
+
+    /// Like [`QuantizedWeights::quantize`], with a zero point per group, so that unsigned codes
+    /// cover each group's `[min, max]`. Unsigned formats only.
+    pub fn quantize_with_zero_points(
+        gemm: &Gemm,
+        weights: &[f32],
+        k: usize,
+        n: usize,
+        format: WeightFormat,
+        group: Group,
+    ) -> Result<Self, GemmError> {
+        if !matches!(format, WeightFormat::Unsigned(_)) {
+            return Err(GemmError::ZeroPointsNeedUnsigned {
+                format: format.to_string(),
+            });
+        }
+        Self::build(gemm, weights, k, n, format, group, true)
+    }
+
+    fn build(
+        gemm: &Gemm,
+        weights: &[f32],
+        k: usize,
+        n: usize,
+        format: WeightFormat,
+        group: Group,
+        zero_points: bool,
+    ) -> Result<Self, GemmError> {
+        let shape = crate::GemmShape::new(1, n, k)?;
+        if weights.len() != k * n {
+            return Err(GemmError::BufferSize {
+                name: "weights",
+                rows: k,
+                cols: n,
+                expected: k * n,
+                actual: weights.len(),
+            });
+        }
+        let group = match group {
+            Group::Rows(rows) => rows,
+            Group::PerChannel => k,
+        };
+        if group == 0 || !k.is_multiple_of(group) {
+            return Err(GemmError::GroupSize { group, k });
+        }
+        let format = WeightFormat::new(format)?;
+        check_group(format, group, shape.k)?;
+        let quantized = quantize(weights, k, n, format, group, zero_points)?;
+        let packed = Prepacked::new(&quantized)?;
+        let runtime = gemm.runtime();
+        Ok(QuantizedWeights {
+            weights: FastWeights::upload(runtime, &packed)?,
+            scratch: Mutex::new(Scratch::default()),
+            context: runtime.context().cu_ctx(),
+        })
+    }
+
+    /// The format of the codes.
+    pub fn format(&self) -> WeightFormat {
+        self.weights.format
+    }
+
+    /// Rows (the reduction length k) and columns (n).
+    pub fn shape(&self) -> (usize, usize) {
+        (self.weights.k, self.weights.n)
+    }
+
+    /// The kernel path for `m` rows of activations: the decode kernel (weights streamed once
+    /// per 16 rows) for small m, else prefill (weights expanded to fp16, then a tensor-core
+    /// GEMM).
+    pub fn path(&self, m: usize) -> Path {
+        Path::for_rows(m)
+    }
+
+    /// Queues `y (m×n fp16) = x (m×k fp16) · dequant(W)` on `gemm`'s stream, choosing the path
+    /// by m ([`QuantizedWeights::path`]). `x` and `y` are contiguous row-major.
+    pub fn matmul(
+        &self,
+        gemm: &Gemm,
+        x: &impl DevicePtr<f16>,
+        y: &mut impl DevicePtrMut<f16>,
+        m: usize,
+    ) -> Result<(), GemmError> {
+        let runtime = gemm.runtime();
+        if runtime.context().cu_ctx() != self.context {
+            return Err(GemmError::WrongContext { operand: "weights" });
+        }
+        for (operand, stream) in [("x", x.stream()), ("y", y.stream())] {
+            if stream.context().cu_ctx() != self.context {
+                return Err(GemmError::WrongContext { operand });
+            }
+        }
+        let mut scratch = self
+            .scratch
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        fast::launch(
+            runtime,
+            self.path(m),
+            x,
+            &self.weights,
+            y,
+            m,
+            None,
+            &mut scratch,
+        )
+    }
+}

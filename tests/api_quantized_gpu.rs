@@ -1,0 +1,150 @@
+//! `QuantizedWeights` on the GPU: formats, group sizes, zero points and batch sizes on both
+//! paths (decode and prefill), against the f64 product with the weights as the kernels use
+//! them; and the refusals.
+//!
+//! Needs a CUDA GPU: `cargo test --test api_quantized_gpu -- --ignored`.
+
+mod common;
+
+use common::random;
+use cudarc::driver::CudaContext;
+use half::f16;
+use rust_gemm::quant::fast::{Path, rounds_weights};
+use rust_gemm::quant::format::quantize;
+use rust_gemm::{Gemm, GemmError, Group, QuantizedWeights, WeightFormat};
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn quantized_products_match_the_reference() {
+    let ctx = CudaContext::new(0).unwrap();
+    let stream = ctx.new_stream().unwrap();
+    let gemm = Gemm::new(stream.clone()).unwrap();
+    let cases = [
+        (WeightFormat::Unsigned(4), 128, false, 256, 300),
+        (WeightFormat::Unsigned(4), 64, true, 512, 257),
+        (WeightFormat::Signed(8), 32, false, 256, 96),
+        (WeightFormat::Unsigned(3), 128, true, 384, 130),
+        (
+            WeightFormat::Float {
+                exponent: 2,
+                mantissa: 1,
+            },
+            128,
+            false,
+            256,
+            64,
+        ),
+        (
+            WeightFormat::Float {
+                exponent: 5,
+                mantissa: 2,
+            },
+            256,
+            false,
+            512,
+            40,
+        ),
+        (WeightFormat::Unsigned(2), 512, false, 512, 33),
+    ];
+    for (i, &(format, group, zero_points, k, n)) in cases.iter().enumerate() {
+        let w: Vec<f32> = random(k * n, 100 + i as u64)
+            .iter()
+            .map(|&x| x as f32)
+            .collect();
+        let qw = if zero_points {
+            QuantizedWeights::quantize_with_zero_points(&gemm, &w, k, n, format, Group::Rows(group))
+        } else {
+            QuantizedWeights::quantize(&gemm, &w, k, n, format, Group::Rows(group))
+        }
+        .unwrap_or_else(|e| panic!("{format} g{group}: {e}"));
+        let reference = quantize(&w, k, n, format, group, zero_points).unwrap();
+        let dequantized = reference.dequantize();
+        for m in [1, 5, 16, 17, 64] {
+            let x: Vec<f16> = random(m * k, 7 * m as u64 + i as u64)
+                .iter()
+                .map(|&v| f16::from_f64(v))
+                .collect();
+            let x_dev = stream.clone_htod(&x).unwrap();
+            let mut y_dev = stream.clone_htod(&vec![f16::NAN; m * n]).unwrap();
+            qw.matmul(&gemm, &x_dev, &mut y_dev, m).unwrap();
+            let y = stream.clone_dtoh(&y_dev).unwrap();
+            let path = qw.path(m);
+            let weights_rounded = rounds_weights(path, format);
+            for r in 0..m {
+                for c in 0..n {
+                    let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
+                    for l in 0..k {
+                        let term = x[r * k + l].to_f64() * dequantized[l * n + c] as f64;
+                        sum += term;
+                        magnitude += term.abs();
+                    }
+                    let weight_rounding = if weights_rounded { 2f64.powi(-11) } else { 0.0 };
+                    let allowed = 2f64.powi(-11) * sum.abs()
+                        + (weight_rounding + (k as f64 + 4.0) * 2f64.powi(-24)) * magnitude * 1.2
+                        + 2f64.powi(-14);
+                    let got = y[r * n + c].to_f64();
+                    assert!(
+                        (got - sum).abs() <= allowed,
+                        "{format} g{group} zp {zero_points} m {m} ({path:?}) ({r}, {c}): {got} vs {sum}"
+                    );
+                }
+            }
+        }
+        assert_eq!(qw.path(1), Path::Decode);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn bad_quantization_requests_are_refused() {
+    let ctx = CudaContext::new(0).unwrap();
+    let gemm = Gemm::new(ctx.default_stream()).unwrap();
+    let w = vec![0.5f32; 256 * 64];
+    let err = QuantizedWeights::quantize_with_zero_points(
+        &gemm,
+        &w,
+        256,
+        64,
+        WeightFormat::Signed(4),
+        Group::Rows(128),
+    )
+    .err()
+    .unwrap();
+    assert!(
+        matches!(err, GemmError::ZeroPointsNeedUnsigned { .. }),
+        "{err}"
+    );
+    let err = QuantizedWeights::quantize(
+        &gemm,
+        &w,
+        256,
+        64,
+        WeightFormat::Unsigned(4),
+        Group::Rows(100),
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(err, GemmError::GroupSize { .. }), "{err}");
+    let err = QuantizedWeights::quantize(
+        &gemm,
+        &w[1..],
+        256,
+        64,
+        WeightFormat::Unsigned(4),
+        Group::PerChannel,
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(err, GemmError::BufferSize { .. }), "{err}");
+    let err = QuantizedWeights::quantize(
+        &gemm,
+        &w,
+        0,
+        64,
+        WeightFormat::Unsigned(4),
+        Group::PerChannel,
+    )
+    .err()
+    .unwrap();
+    assert!(matches!(err, GemmError::ZeroDimension { .. }), "{err}");
+}
