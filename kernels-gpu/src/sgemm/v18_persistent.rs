@@ -44,9 +44,10 @@
 //! - Block: `gemm_geometry::v17::THREADS` = 288 threads (x only).
 //! - Dynamic shared memory: `gemm_geometry::v17::SHARED_BYTES` = 197 696 bytes (set the
 //!   function's max-dynamic-shared-memory attribute).
-//! - Grid: (min(batch · ⌈m/128⌉ · ⌈n/256⌉, SMs), 1, 1). Any grid (x, 1, z) with x·z < 2³² is
-//!   correct: block (x, z) takes the work items `z·grid_x + x`, then every `grid_x·grid_z`-th,
-//!   item `w` being tile `w mod tiles` (grouped order) of batch item `⌊w / tiles⌋`.
+//! - Grid: (min(batch · ⌈m/128⌉ · ⌈n/256⌉, SMs), 1, 1). Any grid (x, 1, z) with x·z ≤ 2³¹
+//!   is correct: block (x, z) takes the work items `z·grid_x + x`, then every
+//!   `grid_x·grid_z`-th, item `w` being tile `w mod tiles` (grouped order) of batch item
+//!   `⌊w / tiles⌋`. batch · tiles must not exceed 2³¹ − 1 (the kernel traps otherwise).
 //!
 //! ## Preconditions (the host checks them and routes other inputs elsewhere)
 //!
@@ -55,9 +56,11 @@
 //! - `args.a` and `args.b` 16-byte aligned; `lda` and `ldb` multiples of 8 elements (row
 //!   strides multiples of 16 bytes, a TMA rule); when the batch has more than one item,
 //!   `stride_a` and `stride_b` each 0 (operand shared by the batch) or a multiple of 8
-//!   elements; every stride in bytes below 2⁴⁰. m, n, k, batch: any values below 2³¹ (the TMA
-//!   coordinates are signed 32-bit); m, n or batch 0 launch nothing; k = 0 reads no map and
-//!   stores the epilogue of a zero product.
+//!   elements and at least m·lda (resp. the rows of B times ldb: items must not overlap, as
+//!   the driver's description of strides assumes); every stride in bytes below 2⁴⁰. m, n, k,
+//!   batch: any values below 2³¹ (the TMA coordinates are signed 32-bit); with m, n or batch 0
+//!   the kernel does nothing (better not launched); k = 0 reads no map (any address will do)
+//!   and stores the epilogue of a zero product.
 //! - `args.c`: 2-byte aligned, any `ldc ≥ n` and `stride_c`. Column pairs are stored with one
 //!   32-bit store when `c` is 4-byte aligned and `ldc` and `stride_c` (if batch > 1) are even,
 //!   decided at run time; element by element otherwise.
