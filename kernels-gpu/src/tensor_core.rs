@@ -288,7 +288,8 @@ pub const B_MN_MAJOR: u32 = 1;
 /// One `wgmma.mma_async` m64n256k16 with fp32 accumulators, `$ty` inputs (`"f16"` or
 /// `"bf16"`), A K-major (`imm-trans-a = 0`) and the given `imm-trans-b`; `$dir` is `inout`
 /// (the accumulators are read, then `scale-d` decides whether they count) or `out` (they are
-/// only written: `scale-d` must be 0).
+/// only written: `scale-d` must be 0). Hopper-only (sm_90a), like its two users.
+#[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_m64n256k16_asm {
     ($ty:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
         seq!(i in 0..128 {
@@ -333,6 +334,7 @@ macro_rules! wgmma_m64n256k16_asm {
 /// may read (landed through TMA or fenced with [`fence_shared_for_async_proxy`]), and the call
 /// must be made by all 128 threads of a warpgroup together, between [`warpgroup_fence`] and
 /// [`warpgroup_commit`].
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub unsafe fn wgmma_m64n256k16<const BF16: bool, const TRANS_B: u32>(
     acc: &mut [f32; 128],
@@ -355,6 +357,7 @@ pub unsafe fn wgmma_m64n256k16<const BF16: bool, const TRANS_B: u32>(
 ///
 /// # Safety
 /// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub unsafe fn wgmma_m64n256k16_overwrite<const BF16: bool, const TRANS_B: u32>(
     acc: &mut [f32; 128],
