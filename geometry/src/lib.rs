@@ -11,5 +11,6 @@ pub mod args;
 pub mod general;
 pub mod v13;
 pub mod v14;
+pub mod v17;
 
 pub use args::{Activation, GemmArgs};

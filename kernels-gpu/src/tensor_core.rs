@@ -258,3 +258,116 @@ pub unsafe fn wgmma_m64n128k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
         };
     });
 }
+
+/// Two fp32 values rounded to bf16 (to nearest even) and packed into one register, `low` in
+/// bits 0–15: the layout of two neighbouring bf16 elements in memory (sm_80 and newer).
+#[inline(always)]
+pub fn pack_bf16x2(low: f32, high: f32) -> u32 {
+    let packed: u32;
+    // SAFETY: a pure register conversion.
+    unsafe {
+        core::arch::asm!(
+            // As for f16x2, the first source lands in the upper half.
+            "cvt.rn.bf16x2.f32 {packed}, {high}, {low};",
+            packed = out(reg32) packed,
+            high = in(reg32) high,
+            low = in(reg32) low,
+            options(pure, nomem, nostack),
+        )
+    };
+    packed
+}
+
+/// `imm-trans-b` of a `wgmma` whose B tile is stored K-major (`[n, k]`: each of the n rows
+/// holds consecutive k), the form the PTX ISA calls "column-major B" and takes untransposed.
+pub const B_K_MAJOR: u32 = 0;
+/// `imm-trans-b` of a `wgmma` whose B tile is stored MN-major (`[k, n]`, row-major k×n): the
+/// instruction transposes it (allowed for .f16/.bf16 operands read through descriptors only).
+pub const B_MN_MAJOR: u32 = 1;
+
+/// One `wgmma.mma_async` m64n256k16 with fp32 accumulators, `$ty` inputs (`"f16"` or
+/// `"bf16"`), A K-major (`imm-trans-a = 0`) and the given `imm-trans-b`; `$dir` is `inout`
+/// (the accumulators are read, then `scale-d` decides whether they count) or `out` (they are
+/// only written: `scale-d` must be 0). Hopper-only (sm_90a), like its two users.
+#[cfg(target_feature = "sm_90a")]
+macro_rules! wgmma_m64n256k16_asm {
+    ($ty:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
+        seq!(i in 0..128 {
+            // SAFETY: the caller of the enclosing function upholds its contract.
+            unsafe {
+                core::arch::asm!(
+                "{{ .reg .pred accumulate;",
+                "setp.ne.b32 accumulate, {scale_d}, 0;",
+                concat!("wgmma.mma_async.sync.aligned.m64n256k16.f32.", $ty, ".", $ty, " {{"),
+                "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
+                "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, ",
+                "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, ",
+                "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, ",
+                "{64}, {65}, {66}, {67}, {68}, {69}, {70}, {71}, {72}, {73}, {74}, {75}, {76}, {77}, {78}, {79}, ",
+                "{80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, ",
+                "{96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, ",
+                "{112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127} ",
+                // scale-d (predicate), imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b.
+                "}}, {a}, {b}, accumulate, 1, 1, 0, {trans_b}; }}",
+                    #($dir(reg32) $acc[i],)*
+                    a = in(reg64) $a,
+                    b = in(reg64) $b,
+                    scale_d = in(reg32) $scale_d,
+                    trans_b = const $trans_b,
+                    options(nostack),
+                )
+            };
+        });
+    };
+}
+
+/// `acc (+)= a · b` on a 64×256×16 tile for the whole warpgroup, asynchronously, with fp16
+/// (`BF16` false) or bf16 (`BF16` true) inputs and fp32 accumulators:
+/// `wgmma.mma_async.m64n256k16.f32.{f16,bf16}.{f16,bf16}`. A is read K-major through the
+/// descriptor `a`; B through `b`, K-major when `TRANS_B` is [`B_K_MAJOR`] (B stored `[n, k]`)
+/// or MN-major when it is [`B_MN_MAJOR`] (B stored `[k, n]`). The fragment layout of `acc`
+/// and the meaning of `accumulate` are those of [`wgmma_m64n256k16_f16`], which this is with
+/// `BF16 = false, TRANS_B = B_MN_MAJOR`.
+///
+/// # Safety
+/// `a` and `b` must describe operand tiles in this block's shared memory that the async proxy
+/// may read (landed through TMA or fenced with [`fence_shared_for_async_proxy`]), and the call
+/// must be made by all 128 threads of a warpgroup together, between [`warpgroup_fence`] and
+/// [`warpgroup_commit`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k16<const BF16: bool, const TRANS_B: u32>(
+    acc: &mut [f32; 128],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    let scale_d = accumulate as u32;
+    if BF16 {
+        wgmma_m64n256k16_asm!("bf16", inout, acc, a, b, scale_d, TRANS_B);
+    } else {
+        wgmma_m64n256k16_asm!("f16", inout, acc, a, b, scale_d, TRANS_B);
+    }
+}
+
+/// [`wgmma_m64n256k16`] without accumulation (`D = A·B`) whose accumulators are outputs only:
+/// the compiler sees that their old values are not needed, so they need not stay live from one
+/// tile to the next (and no instruction has to zero them, which ptxas would count as writing
+/// the accumulators inside the `wgmma` pipeline and serialize it).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k16_overwrite<const BF16: bool, const TRANS_B: u32>(
+    acc: &mut [f32; 128],
+    a: u64,
+    b: u64,
+) {
+    let scale_d = 0u32;
+    if BF16 {
+        wgmma_m64n256k16_asm!("bf16", out, acc, a, b, scale_d, TRANS_B);
+    } else {
+        wgmma_m64n256k16_asm!("f16", out, acc, a, b, scale_d, TRANS_B);
+    }
+}

@@ -91,3 +91,30 @@ pub unsafe fn tma_load_2d(dst: u32, map: *const u8, x: u32, y: u32, barrier: u32
         )
     };
 }
+
+/// Queues a TMA copy of the box at element coordinates (`x` innermost, `y`, `z`) of the
+/// 3-dimensional tensor described by the tensor map at `map` (global memory, 64-byte aligned)
+/// to shared address `dst`, reporting its bytes to `barrier`. The library GEMMs use the third
+/// dimension for the batch: one map covers every batch item, `z` picks the item. As in 2-D,
+/// elements outside the tensor arrive as zeros and still count towards the barrier's bytes.
+///
+/// # Safety
+/// `map` must point to a valid tensor map of rank 3; `dst` must be a shared-memory address
+/// aligned as the map's swizzle requires (1 024 bytes for the 128-byte swizzle) with room for
+/// the box, and `barrier` an initialized `mbarrier` that expects the box's bytes.
+#[inline(always)]
+pub unsafe fn tma_load_3d(dst: u32, map: *const u8, x: u32, y: u32, z: u32, barrier: u32) {
+    // SAFETY: the caller upholds the contract above.
+    unsafe {
+        core::arch::asm!(
+            "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [{dst}], [{map}, {{{x}, {y}, {z}}}], [{barrier}];",
+            dst = in(reg32) dst,
+            map = in(reg64) map,
+            x = in(reg32) x,
+            y = in(reg32) y,
+            z = in(reg32) z,
+            barrier = in(reg32) barrier,
+            options(nostack),
+        )
+    };
+}

@@ -13,6 +13,7 @@ use super::desc::BLayout;
 use super::element::DType;
 use super::problem::Problem;
 use crate::GemmError;
+use crate::runtime::tensor_map::{self, MatrixView};
 use gemm_geometry as geometry;
 
 /// What dispatch needs to know about the device and the loaded module.
@@ -146,6 +147,26 @@ const fn ladder(
     }
 }
 
+/// v18's persistent TMA + `wgmma` kernel (sm_90a): A and B through tensor maps.
+const fn tma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    KernelSpec {
+        name: "v18",
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm90a,
+        // TMA reads rows that start on 16-byte boundaries (C needs less, but is held to the
+        // same rule here: one check for the whole call).
+        row_alignment: 16,
+        tensor_maps: true,
+        threads: geometry::v17::THREADS,
+        block_tile_m: geometry::v17::BLOCK_TILE_M,
+        block_tile_n: geometry::v17::BLOCK_TILE_N,
+        shared_bytes: geometry::v17::SHARED_BYTES,
+        grid: GridKind::Persistent,
+    }
+}
+
 const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
 const V14_TILE: (u32, u32) = (geometry::v14::BLOCK_TILE_M, geometry::v14::BLOCK_TILE_N);
 
@@ -192,6 +213,10 @@ pub const KERNELS: &[KernelSpec] = &[
     // Where v14 cannot run, exact fp32: more precise than TF32, never less.
     general("gemm_general_f32_kn", DType::Tf32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::Tf32, BLayout::Nk),
+    tma("gemm_v18_f16_kn", DType::F16, BLayout::Kn),
+    tma("gemm_v18_f16_nk", DType::F16, BLayout::Nk),
+    tma("gemm_v18_bf16_kn", DType::Bf16, BLayout::Kn),
+    tma("gemm_v18_bf16_nk", DType::Bf16, BLayout::Nk),
     general("gemm_general_f16_kn", DType::F16, BLayout::Kn),
     general("gemm_general_f16_nk", DType::F16, BLayout::Nk),
     general("gemm_general_bf16_kn", DType::Bf16, BLayout::Kn),
@@ -235,10 +260,54 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
             spec.row_alignment / problem.dtype.bytes()
         ));
     }
+    if spec.tensor_maps
+        && let Err(reason) = tensor_map_views(spec, problem)
+    {
+        return Some(reason.to_string());
+    }
     if grid(spec, caps, problem).is_none() {
         return Some("the grid would exceed CUDA's limits".into());
     }
     None
+}
+
+/// The tensor maps of A and B for a TMA kernel: each view and box, checked against TMA's rules
+/// (16-byte rows, strides, dimensions) by [`tensor_map::tiled_map_spec`].
+pub fn tensor_map_views(
+    spec: &KernelSpec,
+    problem: &Problem,
+) -> Result<[(MatrixView, [u32; 2]); 2], tensor_map::TensorMapError> {
+    let batch = problem.batch as u64;
+    let view = |address: u64, rows: usize, cols: usize, ld: usize, stride: usize| MatrixView {
+        address,
+        rows: rows as u64,
+        cols: cols as u64,
+        ld: ld as u64,
+        batch,
+        batch_stride: stride as u64,
+    };
+    let a = view(
+        problem.buffers.a.0,
+        problem.m,
+        problem.k,
+        problem.lda,
+        problem.strides.0,
+    );
+    let (b_rows, b_cols, b_box) = match spec.b_layout {
+        BLayout::Kn => (problem.k, problem.n, geometry::v17::B_KN_BOX),
+        BLayout::Nk => (problem.n, problem.k, geometry::v17::B_NK_BOX),
+    };
+    let b = view(
+        problem.buffers.b.0,
+        b_rows,
+        b_cols,
+        problem.ldb,
+        problem.strides.1,
+    );
+    for (v, [cols, rows]) in [(&a, geometry::v17::A_BOX), (&b, b_box)] {
+        tensor_map::tiled_map_spec(v, cols, rows)?;
+    }
+    Ok([(a, geometry::v17::A_BOX), (b, b_box)])
 }
 
 /// The grid for `spec` on `problem`, or `None` if it exceeds CUDA's limits.

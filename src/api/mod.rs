@@ -25,16 +25,21 @@ pub mod problem;
 pub mod quantized;
 
 use crate::GemmError;
+use crate::runtime::tensor_map::{MapElement, MatrixView, TensorMapError, encode_tiled_map};
 use crate::runtime::{DeviceInfo, Runtime};
+use cudarc::driver::CudaSlice;
 use cudarc::driver::{
     CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
 };
+use desc::BLayout;
 use desc::{Activation, MatmulDesc};
+use dispatch::KernelSpec;
 use dispatch::{DeviceCaps, Plan};
 use element::{DType, GemmElement};
 use gemm_geometry::GemmArgs;
 use problem::{Buffers, Problem, Request};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The library kernels' argument block, as a kernel parameter.
 #[repr(transparent)]
@@ -53,7 +58,17 @@ unsafe impl DeviceRepr for KernelArgs {}
 pub struct Gemm {
     runtime: Runtime,
     caps: DeviceCaps,
+    /// TMA tensor maps already on the device, by what they describe.
+    tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
 }
+
+/// What a TMA kernel's pair of tensor maps describes: element type, B layout, and each map's
+/// view.
+type TensorMapKey = (DType, BLayout, [MatrixView; 2]);
+
+/// Tensor-map buffers kept at most: calls on other buffers or shapes beyond this start over
+/// (the freed buffers are released in stream order, after the kernels that read them).
+const TENSOR_MAP_CACHE: usize = 64;
 
 impl Gemm {
     /// Loads the kernels for `stream`'s device; every call is queued on `stream`, which the
@@ -74,7 +89,11 @@ impl Gemm {
             max_shared_per_block: info.max_shared_per_block,
             entries: runtime.entries().to_vec(),
         };
-        Gemm { runtime, caps }
+        Gemm {
+            runtime,
+            caps,
+            tensor_maps: Mutex::new(HashMap::new()),
+        }
     }
 
     /// The stream every call is queued on.
@@ -201,7 +220,12 @@ impl Gemm {
     /// Launches `plan` for `problem`.
     fn launch(&self, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
         let spec = plan.kernel;
-        let args = KernelArgs(kernel_args(problem, 0));
+        let maps = if spec.tensor_maps {
+            self.tensor_maps(spec, problem)?
+        } else {
+            0
+        };
+        let args = KernelArgs(kernel_args(problem, maps));
         let function = self.runtime.kernel(spec.entry)?;
         let config = LaunchConfig {
             grid_dim: plan.grid,
@@ -217,6 +241,50 @@ impl Gemm {
         unsafe { builder.launch(config) }
             .map(drop)
             .map_err(|e| GemmError::cuda(format!("launching {}", spec.entry), e))
+    }
+}
+
+impl Gemm {
+    /// The device address of the tensor maps (A's, then B's, 128 bytes each) a TMA kernel reads
+    /// for `problem`, encoded and uploaded on first use.
+    fn tensor_maps(&self, spec: &KernelSpec, problem: &Problem) -> Result<u64, GemmError> {
+        let views =
+            dispatch::tensor_map_views(spec, problem).map_err(|e| GemmError::KernelRefused {
+                kernel: spec.name,
+                reason: e.to_string(),
+            })?;
+        let key = (problem.dtype, problem.b_layout, [views[0].0, views[1].0]);
+        let mut cache = self
+            .tensor_maps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(maps) = cache.get(&key) {
+            return Ok(self.runtime.address(maps));
+        }
+        let element = match problem.dtype {
+            DType::Bf16 => MapElement::Bf16,
+            _ => MapElement::F16,
+        };
+        let mut bytes = Vec::with_capacity(256);
+        for (view, [cols, rows]) in views {
+            let map = encode_tiled_map(element, &view, cols, rows).map_err(|e| match e {
+                TensorMapError::Driver(source) => {
+                    GemmError::cuda("encoding a TMA tensor map", source)
+                }
+                other => GemmError::KernelRefused {
+                    kernel: spec.name,
+                    reason: other.to_string(),
+                },
+            })?;
+            bytes.extend_from_slice(&map);
+        }
+        if cache.len() >= TENSOR_MAP_CACHE {
+            cache.clear();
+        }
+        let maps = self.runtime.upload_raw(&bytes)?;
+        let address = self.runtime.address(&maps);
+        cache.insert(key, maps);
+        Ok(address)
     }
 }
 

@@ -6,6 +6,8 @@
 //! builds on machines with no CUDA at all, and [`Runtime::open`] turns a missing driver or
 //! device into a [`GemmError`] instead of a panic.
 
+pub mod tensor_map;
+
 use crate::GemmError;
 use crate::element::Element;
 use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
