@@ -3,6 +3,7 @@
 //! adding its file under `kernels-gpu/src/sgemm/` and one row here.
 
 use crate::{GemmError, GemmShape};
+use gemm_geometry as geometry;
 
 /// How much dynamic shared memory a rung's block needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -327,25 +328,29 @@ pub const RUNGS: &[Rung] = &[
             8,
         )
     },
-    pipelined(
-        "v13",
-        "cp.async 4-stage pipeline, 16 deep",
-        "sgemm_v13_async_copies",
-        128,
-        128,
-        16,
-        8,
-        4,
-    ),
+    Rung {
+        name: "v13",
+        idea: "cp.async 4-stage pipeline, 16 deep",
+        entry: "sgemm_v13_async_copies",
+        block_dim: (geometry::v13::THREADS, 1),
+        block_tile_m: geometry::v13::BLOCK_TILE_M,
+        block_tile_n: geometry::v13::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(geometry::v13::SHARED_BYTES_KN as usize),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: false,
+    },
     Rung {
         name: "v14",
         idea: "TF32 tensor cores (mma.sync m16n8k8)",
         entry: "sgemm_v14_tf32_tensor_cores",
-        block_dim: (128, 1),
-        block_tile_m: 128,
-        block_tile_n: 128,
-        // 4 stages of a 128×(16 + 4) A tile and a 16×(128 + 8) B tile, in f32.
-        shared_mem: SharedMem::Fixed(4 * (128 * 20 + 16 * 136) * 4),
+        block_dim: (geometry::v14::THREADS, 1),
+        block_tile_m: geometry::v14::BLOCK_TILE_M,
+        block_tile_n: geometry::v14::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(geometry::v14::SHARED_BYTES_KN as usize),
         vector_loads: true,
         grid: GridOrder::Grouped,
         candidates: &[],
@@ -403,12 +408,10 @@ const fn v17_row() -> Rung {
         idea: "TMA producer warp, mbarrier pipeline",
         entry: "hgemm_v17_tma_warp_specialized",
         // Two consumer warpgroups and one producer warp.
-        block_dim: (288, 1),
-        block_tile_m: 128,
-        block_tile_n: 256,
-        // 1 KiB of alignment slack, 4 stages of a 128×64 A tile and a 64×256 B tile in fp16,
-        // and 8 barriers of 8 bytes.
-        shared_mem: SharedMem::Fixed(1024 + 4 * (128 * 64 + 64 * 256) * 2 + 8 * 8),
+        block_dim: (geometry::v17::THREADS, 1),
+        block_tile_m: geometry::v17::BLOCK_TILE_M,
+        block_tile_n: geometry::v17::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(geometry::v17::SHARED_BYTES as usize),
         vector_loads: true,
         grid: GridOrder::Grouped,
         candidates: &[],
@@ -538,33 +541,6 @@ pub const V11_CANDIDATES: &[Rung] = &[
         16,
     ),
 ];
-
-/// A row for v13's pipelined kernel: v10's geometry with `stages` stages of shared memory.
-#[allow(clippy::too_many_arguments)]
-const fn pipelined(
-    name: &'static str,
-    idea: &'static str,
-    entry: &'static str,
-    block_tile_m: u32,
-    block_tile_n: u32,
-    tile_k: u32,
-    thread_tile_n: u32,
-    stages: u32,
-) -> Rung {
-    let stage_floats = tile_k * (block_tile_m + 4) + tile_k * block_tile_n;
-    Rung {
-        shared_mem: SharedMem::Fixed((stages * stage_floats) as usize * 4),
-        ..warp_tiled(
-            name,
-            idea,
-            entry,
-            block_tile_m,
-            block_tile_n,
-            tile_k,
-            thread_tile_n,
-        )
-    }
-}
 
 /// A row for v10's warp-tiled kernel with a `block_tile_m × block_tile_n` tile `tile_k` deep and
 /// 8 × `thread_tile_n` outputs per thread: warps of 32 threads, two stages of the padded
