@@ -8,5 +8,6 @@
 #![no_std]
 
 pub mod args;
+pub mod v15;
 
 pub use args::{Activation, GemmArgs};
