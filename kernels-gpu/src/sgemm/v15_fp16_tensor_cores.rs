@@ -26,11 +26,13 @@
 //!   fragments load during the last `mma`s of the current one;
 //! * **64×64 warp tiles** in a 128×256 block (8 `ldmatrix` per 32 `mma` instead of 6 per 16);
 //! * **copy addresses computed once**: each thread's `cp.async` sources are a base pointer plus
-//!   a constant stride per chunk and stage; shapes with k or n not a multiple of 8 take a
+//!   a constant stride per chunk and stage; inputs whose rows do not start on 16-byte
+//!   boundaries (k or n not a multiple of 8, or misaligned bases or leading dimensions) take a
 //!   separate, out-of-line path (16-bit loads), so its registers do not crowd the fast path;
 //! * **copies queued early**: a stage's refill is queued after the first k-step of the step
 //!   that follows its last use, not after the next barrier;
-//! * **a coalesced epilogue**: results go out through shared memory in 16-byte stores.
+//! * **a coalesced epilogue**: results go out through shared memory in 16-byte stores (16-bit
+//!   ones where C's rows are misaligned or a chunk straddles the last column).
 //!
 //! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices); launch order is
 //! grouped.
@@ -45,9 +47,20 @@
 //! type parameter ([`HalfElement`]: which `mma.sync` and which fp32 → 16-bit rounding), the B
 //! layout a const parameter: a `[n, k]` B tile is stored and swizzled like A's (rows of k), and
 //! its fragments come from `ldmatrix` *without* `.trans`, since the `.col` operand of
-//! `mma.sync.row.col` is exactly B stored n-major. The ladder entry passes the constant
-//! arguments of a contiguous product, so that everything the general case adds (leading
-//! dimensions, epilogue, batch) folds away and its main loop is the same code as before.
+//! `mma.sync.row.col` is exactly B stored n-major (the lanes point at the four 8×8 matrices
+//! in the order that leaves each n8 tile's two fragment registers adjacent, as `mma.sync`
+//! reads them). The ladder entry passes the constant arguments of a contiguous product, so
+//! that everything the general case adds (leading dimensions, epilogue, batch) folds away and
+//! its main loop is the same code as before (same PTX and SASS instruction mix).
+//!
+//! The library's epilogue works on the fp32 accumulators: when it is more than a plain store
+//! (alpha ≠ 1, beta ≠ 0, a bias or an activation), the block stages its products in fp32
+//! (128 KiB of the 192), and each thread combines one 8-column chunk at a time with C (read as
+//! one 16-byte chunk, only when beta ≠ 0) and its eight bias values (read once), applies
+//! [`GemmArgs::epilogue`], rounds once and stores. Batch items run one after the other in
+//! each block (grid z strides the batch); the thread index is re-read per item so that LLVM
+//! does not hoist the per-thread offsets out of that loop, which made them live across the
+//! whole kernel and spilled.
 //!
 //! Launch: 256 threads (8 warps, 2 × 4), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped; library entries:
 //! grid z = min(batch, 65 535)), [`SHARED_BYTES`] (192 KiB) of dynamic shared memory; all in
