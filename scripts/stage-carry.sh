@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Copies the release binaries (sgemm-ladder, the examples and the GPU test binaries) into .carry/,
-# the git-ignored folder handed to the GPU machine, which has no Rust toolchain. Stripped, so
-# that they fit the 64 MiB a device call carries.
+# Copies the release binaries (sgemm-ladder, the examples and the test binaries) into
+# .carry/bundle.tar.xz, in the git-ignored folder handed to the GPU machine, which has no Rust
+# toolchain (unpack there with `tar xJf .carry/bundle.tar.xz -C .carry`).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --release --bin sgemm-ladder --examples
@@ -24,9 +24,7 @@ for line in sys.stdin:
         print("staged", msg["target"]["name"])
 '
 strip .carry/* 2>/dev/null || true
-ptx="$(ls -t target/release/build/rust-gemm-*/out/kernels.ptx 2>/dev/null | head -n 1)"
-if [[ -z "$ptx" ]]; then
-    ptx=target/kernels-gpu/kernels.ptx
-fi
-sha256sum "$ptx" | tee .carry/ptx.sha256
+# The binaries are mostly embedded PTX: xz makes them fit the 64 MiB a device call carries.
+(cd .carry && tar cf - -- * | xz -T0 -6 > ../target/carry-bundle.tar.xz && rm -f -- * && mv ../target/carry-bundle.tar.xz bundle.tar.xz)
+sha256sum target/kernels-gpu/kernels.ptx | tee .carry/ptx.sha256
 du -sh .carry

@@ -33,8 +33,11 @@ struct Variant {
     k: usize,
     batch: usize,
     layout: BLayout,
-    /// Extra elements per row (ld = row + pad).
-    pad: usize,
+    /// Extra elements per row (ld = row + pad), or `None` for rows padded to a multiple of 8
+    /// elements plus 8 (every row start 16-byte aligned, as TMA needs).
+    pad: Option<usize>,
+    /// Elements between batch items beyond one item's extent.
+    gap: usize,
     /// Elements before the first one of each buffer (a view at this offset).
     offset: usize,
     alpha: f32,
@@ -57,9 +60,13 @@ fn check<T: GemmElement>(
         BLayout::Kn => (v.k, v.n),
         BLayout::Nk => (v.n, v.k),
     };
-    let (lda, ldb, ldc) = (v.k + v.pad, b_cols + v.pad, v.n + v.pad);
+    let ld = |cols: usize| match v.pad {
+        Some(pad) => cols + pad,
+        None => cols.div_ceil(8) * 8 + 8,
+    };
+    let (lda, ldb, ldc) = (ld(v.k), ld(b_cols), ld(v.n));
     // Batch items apart by one item plus a gap, so the gaps are checked too.
-    let strides = (v.m * lda + 5, b_rows * ldb + 3, v.m * ldc + 7);
+    let strides = (v.m * lda + v.gap, b_rows * ldb + v.gap, v.m * ldc + v.gap);
     let len =
         |stride: usize, rows: usize, ld: usize| v.offset + (v.batch - 1) * stride + rows * ld + 9;
     let (a, a64) = rounded::<T>(&random(len(strides.0, v.m, lda), seed));
@@ -173,7 +180,8 @@ fn variants(tf32: bool) -> Vec<Variant> {
                 k,
                 batch: 1,
                 layout,
-                pad: 0,
+                pad: Some(0),
+                gap: 0,
                 offset: 0,
                 alpha: 1.0,
                 beta: 0.0,
@@ -182,9 +190,11 @@ fn variants(tf32: bool) -> Vec<Variant> {
                 tf32,
             };
             out.push(base);
-            // Aligned padding and offset (rows stay 16-byte aligned), with everything on.
+            // Aligned padding, offset and batch gaps (rows stay 16-byte aligned: the TMA
+            // kernels run it, ragged shapes included), with everything on.
             out.push(Variant {
-                pad: 8,
+                pad: None,
+                gap: 8,
                 offset: 8,
                 batch: 3,
                 alpha: 0.5,
@@ -201,7 +211,8 @@ fn variants(tf32: bool) -> Vec<Variant> {
             });
             // Ragged padding and an odd offset: only kernels without alignment needs.
             out.push(Variant {
-                pad: 3,
+                pad: Some(3),
+                gap: 5,
                 offset: 1,
                 batch: 2,
                 beta: 1.0,

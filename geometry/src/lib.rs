@@ -11,6 +11,7 @@ pub mod args;
 pub mod general;
 pub mod v13;
 pub mod v14;
+pub mod v15;
 pub mod v17;
 
 pub use args::{Activation, GemmArgs};

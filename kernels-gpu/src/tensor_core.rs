@@ -1,5 +1,5 @@
 //! Inline-PTX wrappers for the tensor cores, shared by the tensor-core rungs and the dequant GEMM:
-//! `mma.sync` (TF32 and FP16), `ldmatrix`, and the conversions their operands need.
+//! `mma.sync` (TF32, FP16 and BF16), `ldmatrix`, and the conversions their operands need.
 //!
 //! A warp-wide `mma.sync` multiplies small tiles held *spread over the warp's registers*. The
 //! PTX ISA fixes which thread holds which element ("fragment layouts"); with `lane` = 0..31,
@@ -17,6 +17,7 @@
 //! Hopper's warpgroup MMA (`wgmma`, sm_90a) works on 64×N tiles for four warps at once, reads
 //! its operands straight from shared memory through descriptors, and runs asynchronously.
 
+use crate::element::{Bf16, Element, F16};
 use seq_macro::seq;
 
 /// Rounds an fp32 value to TF32 (10 explicit mantissa bits) to nearest, ties away from zero
@@ -79,6 +80,93 @@ pub fn mma_f16_m16n8k16(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
             options(pure, nomem, nostack),
         )
     };
+}
+
+/// `acc += a · b` on a 16×8×16 tile: bf16 inputs (two per register, the same fragment layout
+/// as fp16), fp32 accumulation. sm_80 and newer.
+#[inline(always)]
+pub fn mma_bf16_m16n8k16(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
+    // SAFETY: a register-only warp-wide instruction; every lane of the warp executes it
+    // together (the callers run it in warp-uniform control flow).
+    unsafe {
+        core::arch::asm!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 \
+             {{{c0}, {c1}, {c2}, {c3}}}, {{{a0}, {a1}, {a2}, {a3}}}, {{{b0}, {b1}}}, \
+             {{{c0}, {c1}, {c2}, {c3}}};",
+            c0 = inout(reg32) acc[0],
+            c1 = inout(reg32) acc[1],
+            c2 = inout(reg32) acc[2],
+            c3 = inout(reg32) acc[3],
+            a0 = in(reg32) a[0],
+            a1 = in(reg32) a[1],
+            a2 = in(reg32) a[2],
+            a3 = in(reg32) a[3],
+            b0 = in(reg32) b[0],
+            b1 = in(reg32) b[1],
+            options(pure, nomem, nostack),
+        )
+    };
+}
+
+/// Two fp32 values rounded to bf16 (to nearest even) and packed into one register, `low` in
+/// bits 0–15 (see [`pack_f16x2`]). sm_80 and newer.
+#[inline(always)]
+pub fn pack_bf16x2(low: f32, high: f32) -> u32 {
+    let packed: u32;
+    // SAFETY: a pure register conversion.
+    unsafe {
+        core::arch::asm!(
+            // The first source lands in the upper half.
+            "cvt.rn.bf16x2.f32 {packed}, {high}, {low};",
+            packed = out(reg32) packed,
+            high = in(reg32) high,
+            low = in(reg32) low,
+            options(pure, nomem, nostack),
+        )
+    };
+    packed
+}
+
+/// A 16-bit floating-point element that `mma.sync` m16n8k16 multiplies with fp32 accumulation
+/// (fp16 or bf16): what a kernel generic over the two needs beyond [`Element`]. Both share the
+/// fragment layouts of the table above and `ldmatrix` (which moves 16-bit values blindly).
+pub trait HalfElement: Element {
+    /// The element with these bits.
+    fn from_bits(bits: u16) -> Self;
+    /// `acc += a · b` on a 16×8×16 tile of this element type.
+    fn mma_m16n8k16(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]);
+    /// Two fp32 values rounded to nearest even, packed `low` first.
+    fn pack2(low: f32, high: f32) -> u32;
+}
+
+impl HalfElement for F16 {
+    #[inline(always)]
+    fn from_bits(bits: u16) -> Self {
+        F16(bits)
+    }
+    #[inline(always)]
+    fn mma_m16n8k16(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
+        mma_f16_m16n8k16(acc, a, b)
+    }
+    #[inline(always)]
+    fn pack2(low: f32, high: f32) -> u32 {
+        pack_f16x2(low, high)
+    }
+}
+
+impl HalfElement for Bf16 {
+    #[inline(always)]
+    fn from_bits(bits: u16) -> Self {
+        Bf16(bits)
+    }
+    #[inline(always)]
+    fn mma_m16n8k16(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
+        mma_bf16_m16n8k16(acc, a, b)
+    }
+    #[inline(always)]
+    fn pack2(low: f32, high: f32) -> u32 {
+        pack_bf16x2(low, high)
+    }
 }
 
 /// `ldmatrix.x4`: four 8×8 fp16 matrices from shared memory, one register of each per thread.
@@ -257,25 +345,6 @@ pub unsafe fn wgmma_m64n128k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
             )
         };
     });
-}
-
-/// Two fp32 values rounded to bf16 (to nearest even) and packed into one register, `low` in
-/// bits 0–15: the layout of two neighbouring bf16 elements in memory (sm_80 and newer).
-#[inline(always)]
-pub fn pack_bf16x2(low: f32, high: f32) -> u32 {
-    let packed: u32;
-    // SAFETY: a pure register conversion.
-    unsafe {
-        core::arch::asm!(
-            // As for f16x2, the first source lands in the upper half.
-            "cvt.rn.bf16x2.f32 {packed}, {high}, {low};",
-            packed = out(reg32) packed,
-            high = in(reg32) high,
-            low = in(reg32) low,
-            options(pure, nomem, nostack),
-        )
-    };
-    packed
 }
 
 /// `imm-trans-b` of a `wgmma` whose B tile is stored K-major (`[n, k]`: each of the n rows

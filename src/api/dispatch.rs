@@ -168,6 +168,7 @@ const fn tma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec
 }
 
 const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
+const V15_TILE: (u32, u32) = (geometry::v15::BLOCK_TILE_M, geometry::v15::BLOCK_TILE_N);
 const V14_TILE: (u32, u32) = (geometry::v14::BLOCK_TILE_M, geometry::v14::BLOCK_TILE_N);
 
 /// Every kernel, fastest first within each (element type, B layout).
@@ -217,9 +218,45 @@ pub const KERNELS: &[KernelSpec] = &[
     tma("gemm_v18_f16_nk", DType::F16, BLayout::Nk),
     tma("gemm_v18_bf16_kn", DType::Bf16, BLayout::Kn),
     tma("gemm_v18_bf16_nk", DType::Bf16, BLayout::Nk),
+    ladder(
+        "v15",
+        "gemm_v15_f16_kn",
+        DType::F16,
+        BLayout::Kn,
+        geometry::v15::THREADS,
+        V15_TILE,
+        geometry::v15::SHARED_BYTES,
+    ),
     general("gemm_general_f16_kn", DType::F16, BLayout::Kn),
+    ladder(
+        "v15",
+        "gemm_v15_f16_nk",
+        DType::F16,
+        BLayout::Nk,
+        geometry::v15::THREADS,
+        V15_TILE,
+        geometry::v15::SHARED_BYTES,
+    ),
     general("gemm_general_f16_nk", DType::F16, BLayout::Nk),
+    ladder(
+        "v15",
+        "gemm_v15_bf16_kn",
+        DType::Bf16,
+        BLayout::Kn,
+        geometry::v15::THREADS,
+        V15_TILE,
+        geometry::v15::SHARED_BYTES,
+    ),
     general("gemm_general_bf16_kn", DType::Bf16, BLayout::Kn),
+    ladder(
+        "v15",
+        "gemm_v15_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
+        geometry::v15::THREADS,
+        V15_TILE,
+        geometry::v15::SHARED_BYTES,
+    ),
     general("gemm_general_bf16_nk", DType::Bf16, BLayout::Nk),
 ];
 
