@@ -16,4 +16,6 @@ for line in sys.stdin:
         shutil.copy(exe, ".carry/" + msg["target"]["name"])
         print("staged", msg["target"]["name"])
 '
-sha256sum target/kernels-gpu/kernels.ptx | tee .carry/ptx.sha256
+# The PTX modules the binaries embed, to name in the results.
+out_dir="$(scripts/ptx-out-dir.sh --release)"
+(cd "$out_dir" && sha256sum kernels_sm80.ptx kernels_sm90a.ptx) | tee .carry/ptx.sha256
