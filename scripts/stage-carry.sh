@@ -26,5 +26,7 @@ for line in sys.stdin:
 strip .carry/* 2>/dev/null || true
 # The binaries are mostly embedded PTX: xz makes them fit the 64 MiB a device call carries.
 (cd .carry && tar cf - -- * | xz -T0 -6 > ../target/carry-bundle.tar.xz && rm -f -- * && mv ../target/carry-bundle.tar.xz bundle.tar.xz)
-sha256sum target/kernels-gpu/kernels.ptx | tee .carry/ptx.sha256
+# The PTX modules the binaries embed, to name in the results.
+out_dir="$(scripts/ptx-out-dir.sh --release)"
+(cd "$out_dir" && sha256sum kernels_sm80.ptx kernels_sm90a.ptx) | tee .carry/ptx.sha256
 du -sh .carry

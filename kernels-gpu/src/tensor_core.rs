@@ -15,9 +15,13 @@
 //! [`load_matrix_x4_transposed`] read exactly these FP16 layouts out of shared memory.
 //!
 //! Hopper's warpgroup MMA (`wgmma`, sm_90a) works on 64×N tiles for four warps at once, reads
-//! its operands straight from shared memory through descriptors, and runs asynchronously.
+//! its operands straight from shared memory through descriptors, and runs asynchronously. Its
+//! wrappers exist only in the sm_90a build (`cfg(target_feature = "sm_90a")`): a kernel of the
+//! portable sm_80 build that reached for one would not compile, rather than fail in ptxas or
+//! at module load.
 
 use crate::element::{Bf16, Element, F16};
+#[cfg(target_feature = "sm_90a")]
 use seq_macro::seq;
 
 /// Rounds an fp32 value to TF32 (10 explicit mantissa bits) to nearest, ties away from zero
@@ -239,6 +243,7 @@ pub fn pack_f16x2(low: f32, high: f32) -> u32 {
 /// and the leading offset is unused; for an MN-major tile the leading offset steps from one
 /// 64-element column block to the next and the stride offset from one group of 8 k-rows to the
 /// next.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub fn swizzled_descriptor(address: u32, leading_bytes: u32, stride_bytes: u32) -> u64 {
     let encode = |x: u32| ((x & 0x3FFFF) >> 4) as u64;
@@ -247,18 +252,21 @@ pub fn swizzled_descriptor(address: u32, leading_bytes: u32, stride_bytes: u32) 
 
 /// `wgmma.fence`: orders this thread's earlier register accesses to the accumulators before
 /// the warpgroup's next `wgmma.mma_async`.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub fn warpgroup_fence() {
     unsafe { core::arch::asm!("wgmma.fence.sync.aligned;", options(nostack)) };
 }
 
 /// `wgmma.commit_group`: closes the group of `wgmma.mma_async` issued since the last commit.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub fn warpgroup_commit() {
     unsafe { core::arch::asm!("wgmma.commit_group.sync.aligned;", options(nostack)) };
 }
 
 /// `wgmma.wait_group N`: waits until at most `PENDING` committed groups are still running.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub fn warpgroup_wait<const PENDING: u32>() {
     unsafe {
@@ -269,6 +277,7 @@ pub fn warpgroup_wait<const PENDING: u32>() {
 /// `fence.proxy.async.shared::cta`: makes this thread's ordinary (generic-proxy) writes to
 /// shared memory, `cp.async` included, visible to the async proxy through which `wgmma` reads
 /// its operands. Each writing thread runs it, then a barrier.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub fn fence_shared_for_async_proxy() {
     unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack)) };
@@ -277,6 +286,7 @@ pub fn fence_shared_for_async_proxy() {
 /// Pins the first `COUNT` accumulators behind the preceding [`warpgroup_wait`]: the compiler sees no data
 /// dependency between the wait and the registers `wgmma` writes in the background, and could
 /// otherwise move their first use above it.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub fn pin_accumulators<const COUNT: usize>(acc: &mut [f32; 128]) {
     seq!(i in 0..128 {
@@ -293,6 +303,7 @@ pub fn pin_accumulators<const COUNT: usize>(acc: &mut [f32; 128]) {
 /// result is there only after [`warpgroup_commit`] and [`warpgroup_wait`]. Thread `t` of the
 /// warpgroup holds, in `acc[i]`, row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column
 /// `8·(i / 4) + 2·(t % 4) + i % 2`.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
     let scale_d = accumulate as u32;
@@ -323,6 +334,7 @@ pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
 
 /// [`wgmma_m64n256k16_f16`] on a 64×128×16 tile: the accumulators are `acc[0..64]` (the rest
 /// is untouched), same fragment layout.
+#[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub unsafe fn wgmma_m64n128k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
     let scale_d = accumulate as u32;

@@ -77,8 +77,8 @@ impl Runtime {
     /// Loads the kernels for `stream`'s device and launches them on `stream`. The caller keeps
     /// owning the stream; the module is the PTX built for the device's architecture.
     pub fn new(stream: Arc<CudaStream>) -> Result<Self, GemmError> {
-        let ptx = crate::ptx::for_device(stream.context())?;
-        Self::with_ptx(stream, ptx)
+        let module = crate::ptx::for_device(stream.context())?;
+        Self::with_ptx(stream, module.text)
     }
 
     /// Like [`Runtime::new`], with the PTX text given.
