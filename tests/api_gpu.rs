@@ -19,6 +19,17 @@ fn open() -> (Arc<CudaStream>, Gemm) {
     (stream, gemm)
 }
 
+/// The portable (sm_80) module on this GPU, as an Ampere or Ada GPU would load it: the driver
+/// JIT-compiles it for the device, and dispatch sees only its kernels.
+fn open_portable() -> (Arc<CudaStream>, Gemm) {
+    let ctx = CudaContext::new(0).expect("a CUDA device");
+    let stream = ctx.new_stream().expect("a stream");
+    let runtime =
+        rust_gemm::runtime::Runtime::with_ptx(stream.clone(), rust_gemm::ptx::PORTABLE.text)
+            .expect("the portable module loads");
+    (stream, Gemm::from_runtime(runtime))
+}
+
 /// Rounds `values` to `T` and back: what the kernel sees.
 fn rounded<T: GemmElement>(values: &[f64]) -> (Vec<T>, Vec<f64>) {
     let typed: Vec<T> = values.iter().map(|&x| T::from_f64(x)).collect();
@@ -228,17 +239,21 @@ fn variants(tf32: bool) -> Vec<Variant> {
 /// Every variant through dispatch's choice and through every kernel forced in turn.
 fn sweep<T: GemmElement>(tf32: bool) {
     let (stream, gemm) = open();
+    sweep_on::<T>(&stream, &gemm, tf32);
+}
+
+fn sweep_on<T: GemmElement>(stream: &Arc<CudaStream>, gemm: &Gemm, tf32: bool) {
     let dtype = if tf32 { DType::Tf32 } else { T::DTYPE };
     let mut ran = std::collections::BTreeMap::<String, usize>::new();
     for (i, v) in variants(tf32).into_iter().enumerate() {
         let seed = 1000 + i as u64;
-        let chosen = check::<T>(&stream, &gemm, v, None, seed).expect("dispatch always runs");
+        let chosen = check::<T>(stream, gemm, v, None, seed).expect("dispatch always runs");
         *ran.entry(format!("{chosen} (dispatch)")).or_default() += 1;
         for spec in Gemm::kernels()
             .iter()
             .filter(|k| k.dtype == dtype && k.b_layout == v.layout)
         {
-            if let Some(entry) = check::<T>(&stream, &gemm, v, Some(spec.name), seed) {
+            if let Some(entry) = check::<T>(stream, gemm, v, Some(spec.name), seed) {
                 *ran.entry(entry).or_default() += 1;
             }
         }
@@ -268,6 +283,24 @@ fn f16() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn bf16() {
     sweep::<half::bf16>(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn portable_module_every_type() {
+    let (stream, gemm) = open_portable();
+    assert!(
+        !gemm
+            .caps()
+            .entries
+            .iter()
+            .any(|e| e.starts_with("gemm_v18")),
+        "the portable module has no Hopper-only kernels"
+    );
+    sweep_on::<f32>(&stream, &gemm, false);
+    sweep_on::<f32>(&stream, &gemm, true);
+    sweep_on::<half::f16>(&stream, &gemm, false);
+    sweep_on::<half::bf16>(&stream, &gemm, false);
 }
 
 #[test]
