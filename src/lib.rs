@@ -27,8 +27,8 @@
 //! - [`runtime`]: the kernels' module, launches, device memory and events (no cuBLAS).
 //! - [`ladder`]: the table of rungs (one per kernel of the teaching ladder) and their launches.
 //! - [`quant`]: low-bit weight formats, the pre-packed layout and the dequant kernels.
-//! - [`check`] (feature `harness`): random inputs, the f64 CPU reference, verification, sweeps.
-//! - [`harness`] (feature `harness`): cuBLAS baselines, timing, records, reports and plots.
+//! - `check` (feature `harness`): random inputs, the f64 CPU reference, verification, sweeps.
+//! - `harness` (feature `harness`): cuBLAS baselines, timing, records, reports and plots.
 //! - [`shape`], [`element`], [`error`], [`ptx`]: the types every part shares.
 
 pub mod api;

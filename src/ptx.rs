@@ -97,6 +97,34 @@ pub fn for_compute_capability(major: u32, minor: u32) -> Option<&'static PtxModu
         .find(|module| module.loads_on(major, minor))
 }
 
+/// The architecture a kernel needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arch {
+    /// Any GPU of compute capability 8.0 or newer (Ampere on): `cp.async`, `mma.sync`, bf16.
+    Sm80,
+    /// Hopper's architecture-specific features (`wgmma`, TMA multicast, `setmaxnreg`):
+    /// compute capability 9.0 exactly.
+    Sm90a,
+}
+
+impl Arch {
+    /// Whether a device of this capability has the architecture.
+    pub fn supported_by(&self, capability: (i32, i32)) -> bool {
+        match self {
+            Arch::Sm80 => capability >= (8, 0),
+            Arch::Sm90a => capability == (9, 0),
+        }
+    }
+
+    /// `sm_80` or `sm_90a`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Arch::Sm80 => "sm_80",
+            Arch::Sm90a => "sm_90a",
+        }
+    }
+}
+
 /// The PTX of every kernel, built for sm_90a ([`PTX_SM90A`]; loads on compute capability 9.0
 /// only): what the harness and the tests load on the H100. [`for_device`] picks the module for
 /// any GPU.

@@ -125,7 +125,6 @@ fn check<T: GemmElement>(
     };
     gemm.matmul(&a_view, &b_view, &mut c_view, &desc)
         .unwrap_or_else(|e| panic!("{v:?}: {e}"));
-    drop(c_view);
     let out = stream
         .clone_dtoh(&c_dev)
         .expect("download (a kernel may have faulted)");

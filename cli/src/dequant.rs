@@ -13,12 +13,12 @@ use rust_gemm::harness::report::{DEQUANT_PLOT, Record, dequant_text_table};
 use rust_gemm::quant::fast::Path as DequantKernel;
 use rust_gemm::quant::format::WeightFormat;
 use rust_gemm::quant::prepack::check_group;
-use rust_gemm::{GemmError, GemmShape, PTX};
+use rust_gemm::{GemmError, GemmShape};
 use std::collections::HashSet;
 
 /// The dequant GEMM (fp16 activations × low-bit weights): verifies and times the fast
 /// kernels against cuBLAS fp16 at the same shape, and adds the records to
-/// <report-dir>/results.json (replacing earlier ones of the same kernel, format and shape)
+/// results.json in the report folder (replacing earlier ones of the same kernel, format and shape)
 /// as each weight matrix finishes.
 #[derive(Args, Debug)]
 #[command(mut_arg("warmup", |arg| arg.help(
@@ -119,7 +119,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
     let earlier = folder.read_results()?;
 
     let seed = seed_or_random(args.seed);
-    let gpu = Gpu::new(PTX)?;
+    let gpu = Gpu::open()?;
     let mut bench = DequantBench::new(&gpu)?;
     let device = gpu.info().name.clone();
     say!(

@@ -2,7 +2,7 @@
 //!
 //! Rust programs ignore SIGPIPE, so `println!` panics ("failed printing to stdout") when the
 //! reader of a pipe has gone, as `sgemm-ladder --list | head -1` makes it. [`say!`] writes
-//! through [`write`] instead, which ends the program with the status a shell reports for a
+//! through [`write()`] instead, which ends the program with the status a shell reports for a
 //! program that SIGPIPE ended, without a message: the reader asked for no more.
 
 use std::fmt;
@@ -37,7 +37,7 @@ pub fn error(args: fmt::Arguments<'_>) {
     let _ = writeln!(io::stderr().lock(), "{args}");
 }
 
-/// `println!` through [`write`]: a closed standard output ends the program quietly.
+/// `println!` through [`write()`]: a closed standard output ends the program quietly.
 macro_rules! say {
     () => {
         $crate::output::write(format_args!("\n"))

@@ -11,7 +11,7 @@ use rust_gemm::harness::bench::{BenchOptions, ReferencePolicy, run_shape};
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::harness::report::{Record, text_table};
 use rust_gemm::ladder::autotune::{Autotuner, Trial};
-use rust_gemm::{GemmShape, PTX, Rung};
+use rust_gemm::{GemmShape, Rung};
 use std::path::PathBuf;
 
 /// The options of the ladder run.
@@ -54,7 +54,7 @@ pub struct RunArgs {
     #[arg(long)]
     autotune: bool,
 
-    /// The autotune cache (JSON, keyed by device and shape); default: <report-dir>/autotune-cache.json.
+    /// The autotune cache (JSON, keyed by device and shape); default: autotune-cache.json in the report folder.
     #[arg(long)]
     tune_cache: Option<PathBuf>,
 }
@@ -88,7 +88,7 @@ pub fn run(args: RunArgs) -> Result<bool> {
         },
     };
 
-    let gpu = Gpu::new(PTX)?;
+    let gpu = Gpu::open()?;
     let info = gpu.info();
     say!(
         "device: {} (sm_{}{}, {} SMs, {} MiB L2), seed {seed}",
@@ -98,6 +98,18 @@ pub fn run(args: RunArgs) -> Result<bool> {
         info.sm_count,
         info.l2_bytes >> 20
     );
+
+    // Rungs this GPU cannot run (Hopper-only ones elsewhere) are listed, not run.
+    let rungs: Vec<&Rung> = rungs
+        .into_iter()
+        .filter(|rung| match rung.unavailable_on(info.compute_capability) {
+            Some(reason) => {
+                say!("skipping {}: it {reason}", rung.name);
+                false
+            }
+            None => true,
+        })
+        .collect();
 
     let cache = args
         .tune_cache

@@ -4,7 +4,6 @@ use crate::options::{seed_or_random, select_rungs};
 use crate::output::say;
 use anyhow::{Context, Result};
 use clap::Args;
-use rust_gemm::PTX;
 use rust_gemm::check::sweep::{all_kernels, check_shape, random_shapes};
 use rust_gemm::harness::gpu::Gpu;
 
@@ -49,7 +48,18 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
                 .any(|r| label.split('/').next() == Some(r.name))
         })
         .collect();
-    let gpu = Gpu::new(PTX)?;
+    let gpu = Gpu::open()?;
+    let capability = gpu.info().compute_capability;
+    let kernels: Vec<_> = kernels
+        .into_iter()
+        .filter(|(label, rung)| match rung.unavailable_on(capability) {
+            Some(reason) => {
+                say!("verify: skipping {label}: it {reason}");
+                false
+            }
+            None => true,
+        })
+        .collect();
     say!(
         "verify: {count} random shapes (dimensions up to {max_dim}), {} kernels, seed {seed}, on {}",
         kernels.len(),

@@ -93,15 +93,19 @@ fn list_shows_every_rung() {
     let output = ladder(&["--list"]);
     let (stdout, stderr) = text(&output);
     assert!(output.status.success(), "--list failed: {stderr}");
-    // One unindented line per rung, in order (candidates of autotuned rungs may follow, indented).
+    // A header, then one unindented line per rung, in order (candidates of autotuned rungs
+    // may follow, indented), each naming the architecture the rung needs.
+    assert!(stdout.starts_with("rung needs"), "{stdout}");
     let rung_lines: Vec<&str> = stdout
         .lines()
+        .skip(1)
         .filter(|l| !l.starts_with(char::is_whitespace))
         .collect();
     assert_eq!(rung_lines.len(), RUNGS.len(), "{stdout}");
     for (line, rung) in rung_lines.iter().zip(RUNGS) {
         let words: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(words.first(), Some(&rung.name), "{line}");
+        assert_eq!(words.get(1), Some(&rung.arch.label()), "{line}");
         assert_eq!(words.last(), Some(&rung.entry), "{line}");
         assert!(line.contains(rung.idea), "{line}");
         for candidate in rung.candidates {
@@ -538,21 +542,28 @@ fn assert_no_leftovers(dir: &Path) {
     }
 }
 
-/// What the issue tried: `sgemm-ladder --list | head -1` prints the first rung and no panic.
+/// What a user tries: `sgemm-ladder --list | head -2` prints the header and the first rung, and
+/// no panic.
 #[cfg(unix)]
 #[test]
 fn list_into_head_ends_quietly() {
     let output = Command::new("sh")
         .arg("-c")
-        .arg("\"$0\" --list | head -1")
+        .arg("\"$0\" --list | head -2")
         .arg(BIN)
         .output()
         .expect("run sh");
     let (stdout, stderr) = text(&output);
     assert_no_panic(&stdout, &stderr);
     assert!(stderr.trim().is_empty(), "{stderr}");
-    assert_eq!(stdout.lines().count(), 1, "{stdout}");
-    assert!(stdout.starts_with(RUNGS[0].name), "{stdout}");
+    assert_eq!(stdout.lines().count(), 2, "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with(RUNGS[0].name)),
+        "{stdout}"
+    );
 }
 
 /// A standard output whose reader is already gone (so the first write fails, every time) ends

@@ -13,6 +13,7 @@ use super::desc::BLayout;
 use super::element::DType;
 use super::problem::Problem;
 use crate::GemmError;
+pub use crate::ptx::Arch;
 use crate::runtime::tensor_map::{self, MatrixView};
 use gemm_geometry as geometry;
 
@@ -27,34 +28,6 @@ pub struct DeviceCaps {
     pub max_shared_per_block: usize,
     /// The kernel entry points the loaded PTX holds.
     pub entries: Vec<String>,
-}
-
-/// The architecture a kernel needs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Arch {
-    /// Any GPU of compute capability 8.0 or newer (Ampere on): `cp.async`, `mma.sync`, bf16.
-    Sm80,
-    /// Hopper's architecture-specific features (`wgmma`, TMA multicast, `setmaxnreg`):
-    /// compute capability 9.0 exactly.
-    Sm90a,
-}
-
-impl Arch {
-    /// Whether a device of this capability has the architecture.
-    pub fn supported_by(&self, capability: (i32, i32)) -> bool {
-        match self {
-            Arch::Sm80 => capability >= (8, 0),
-            Arch::Sm90a => capability == (9, 0),
-        }
-    }
-
-    /// `sm_80` or `sm_90a`.
-    pub fn label(&self) -> &'static str {
-        match self {
-            Arch::Sm80 => "sm_80",
-            Arch::Sm90a => "sm_90a",
-        }
-    }
 }
 
 /// How a kernel's blocks cover the tiles of C and the batch.

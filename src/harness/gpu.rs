@@ -24,6 +24,17 @@ impl Deref for Gpu {
 }
 
 impl Gpu {
+    /// Opens device 0 with the PTX module built for it ([`crate::ptx::for_device`]: the sm_90a
+    /// module on an H100 or H200, the portable sm_80 module on any other GPU from compute
+    /// capability 8.0 on) and creates a cuBLAS handle (TF32 off).
+    pub fn open() -> Result<Self, GemmError> {
+        crate::runtime::check_driver(0)?;
+        let context = cudarc::driver::CudaContext::new(0)
+            .map_err(|e| GemmError::NoGpu(format!("could not open device 0: {e}")))?;
+        let module = crate::ptx::for_device(&context)?;
+        Self::new(module.text)
+    }
+
     /// Opens device 0, loads `ptx` and creates a cuBLAS handle (TF32 off).
     pub fn new(ptx: &str) -> Result<Self, GemmError> {
         let runtime = Runtime::open(0, ptx)?;

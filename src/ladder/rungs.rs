@@ -2,6 +2,7 @@
 //! what it requires. The CLI, the tests and the benches all read [`RUNGS`]; adding a rung means
 //! adding its file under `kernels-gpu/src/sgemm/` and one row here.
 
+use crate::ptx::Arch;
 use crate::{GemmError, GemmShape};
 use gemm_geometry as geometry;
 
@@ -107,7 +108,7 @@ pub struct Rung {
     /// How blocks map to tiles of C.
     pub grid: GridOrder,
     /// For an autotuned rung, the kernels it chooses from (the host times them per shape, see
-    /// [`crate::ladder::autotune`]); empty for a rung that is one kernel.
+    /// `crate::ladder::autotune`, feature `harness`); empty for a rung that is one kernel.
     pub candidates: &'static [Rung],
     /// The kernel takes four more arguments after `(a, b, c, m, n, k)`: `alpha`, `beta`,
     /// `leaky_slope` and `activation` (see [`Epilogue`]).
@@ -118,6 +119,9 @@ pub struct Rung {
     /// tensor maps of A and B (built by the host, see [`crate::runtime`]). TMA needs rows that
     /// start at 16-byte boundaries: k and n multiples of 8 (fp16).
     pub tensor_maps: bool,
+    /// The architecture the kernel needs: [`Arch::Sm80`] (in both PTX modules) or
+    /// [`Arch::Sm90a`] (Hopper's `wgmma` and TMA, in the sm_90a module only).
+    pub arch: Arch,
 }
 
 /// `C = activation(alpha·A·B + beta·C)`, for rungs with `epilogue_args`.
@@ -156,6 +160,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v1",
@@ -174,6 +179,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v2",
@@ -189,6 +195,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v3",
@@ -204,6 +211,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v4",
@@ -219,6 +227,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v5",
@@ -234,6 +243,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v6",
@@ -249,6 +259,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v7",
@@ -264,6 +275,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v8",
@@ -279,6 +291,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v9",
@@ -294,6 +307,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     warp_tiled(
         "v10",
@@ -342,6 +356,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v14",
@@ -357,6 +372,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Tf32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v15",
@@ -372,6 +388,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp16,
         tensor_maps: false,
+        arch: Arch::Sm80,
     },
     Rung {
         name: "v16",
@@ -389,6 +406,7 @@ pub const RUNGS: &[Rung] = &[
         epilogue_args: false,
         precision: Precision::Fp16,
         tensor_maps: false,
+        arch: Arch::Sm90a,
     },
     v17_row(),
     Rung {
@@ -417,6 +435,7 @@ const fn v17_row() -> Rung {
         epilogue_args: false,
         precision: Precision::Fp16,
         tensor_maps: true,
+        arch: Arch::Sm90a,
     }
 }
 
@@ -570,6 +589,7 @@ const fn warp_tiled(
         epilogue_args: false,
         precision: Precision::Fp32,
         tensor_maps: false,
+        arch: Arch::Sm80,
     }
 }
 
@@ -602,6 +622,21 @@ impl Rung {
                 name: name.to_string(),
                 known: RUNGS.iter().map(|r| r.name).collect::<Vec<_>>().join(", "),
             })
+    }
+
+    /// Why the rung cannot run on a device of compute capability `capability`, or `None`
+    /// if it can.
+    pub fn unavailable_on(&self, capability: (i32, i32)) -> Option<String> {
+        if self.arch.supported_by(capability) {
+            None
+        } else {
+            Some(format!(
+                "needs {} (this device is {}.{})",
+                self.arch.label(),
+                capability.0,
+                capability.1
+            ))
+        }
     }
 
     /// Dynamic shared memory for `shape`, in bytes.

@@ -407,9 +407,11 @@ fn launch_with_constants<'a>(
 }
 
 /// The tensor-core rung the prefill path multiplies with: v18 (TMA, persistent) where k and n
-/// are multiples of 8, else v15.
-pub fn prefill_rung(k: usize, n: usize) -> Result<&'static Rung, GemmError> {
-    if k.is_multiple_of(8) && n.is_multiple_of(8) {
+/// are multiples of 8 and the device has it (sm_90a), else v15.
+pub fn prefill_rung(gpu: &Runtime, k: usize, n: usize) -> Result<&'static Rung, GemmError> {
+    let v18 = Rung::by_name("v18")?;
+    let has_v18 = gpu.entries().iter().any(|e| e == v18.entry);
+    if has_v18 && k.is_multiple_of(8) && n.is_multiple_of(8) {
         Rung::by_name("v18")
     } else {
         Rung::by_name("v15")
@@ -431,7 +433,7 @@ pub fn launch_prefill<T: Fp16Bits>(
     // SAFETY: the expanded weights are fp16 bits, which is what T holds (Fp16Bits).
     let expanded = unsafe { expanded.transmute::<T>(w.k * w.n) }
         .expect("the expansion buffer holds k·n elements");
-    gpu.launch_rung(prefill_rung(w.k, w.n)?, a, &expanded, c, &shape)
+    gpu.launch_rung(prefill_rung(gpu, w.k, w.n)?, a, &expanded, c, &shape)
 }
 
 /// Every kernel entry of the fast dequant kernels (decode, then expand).
