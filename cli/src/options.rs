@@ -17,6 +17,38 @@ pub struct Timing {
     pub warmup: u32,
 }
 
+/// Which embedded PTX module the kernels come from (the ladder run and `verify`).
+#[derive(Args, Debug)]
+pub struct PtxChoice {
+    /// The PTX module: the one built for this GPU (auto: sm_90a on H100/H200, the portable
+    /// sm_80 module elsewhere), or sm80 to run the portable module on any GPU from compute
+    /// capability 8.0 on (as an Ampere or Ada GPU would), or sm90a.
+    #[arg(long, value_enum, default_value_t = Module::Auto)]
+    pub ptx: Module,
+}
+
+/// A choice of PTX module.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum Module {
+    /// The module built for the device.
+    Auto,
+    /// The portable `.target sm_80` module.
+    Sm80,
+    /// The Hopper `.target sm_90a` module.
+    Sm90a,
+}
+
+impl PtxChoice {
+    /// The module asked for (`None`: the device's).
+    pub fn module(&self) -> Option<&'static rust_gemm::ptx::PtxModule> {
+        match self.ptx {
+            Module::Auto => None,
+            Module::Sm80 => Some(&rust_gemm::ptx::PORTABLE),
+            Module::Sm90a => Some(&rust_gemm::ptx::HOPPER),
+        }
+    }
+}
+
 /// Where the report goes (the ladder run, `dequant` and `report`).
 #[derive(Args, Debug)]
 pub struct ReportDir {

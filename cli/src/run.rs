@@ -3,7 +3,7 @@
 //! finishes.
 
 use crate::folder::ReportFolder;
-use crate::options::{ReportDir, Timing, command_line, seed_or_random, select_rungs};
+use crate::options::{PtxChoice, ReportDir, Timing, command_line, seed_or_random, select_rungs};
 use crate::output::{self, say};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -49,6 +49,9 @@ pub struct RunArgs {
     #[command(flatten)]
     report: ReportDir,
 
+    #[command(flatten)]
+    ptx: PtxChoice,
+
     /// Autotuned rungs (v11): search again and print every candidate's time, even for shapes
     /// the cache already knows.
     #[arg(long)]
@@ -88,21 +91,22 @@ pub fn run(args: RunArgs) -> Result<bool> {
         },
     };
 
-    let gpu = Gpu::open()?;
+    let gpu = Gpu::open_module(args.ptx.module())?;
     let info = gpu.info();
     say!(
-        "device: {} (sm_{}{}, {} SMs, {} MiB L2), seed {seed}",
+        "device: {} (sm_{}{}, {} SMs, {} MiB L2), PTX {}, seed {seed}",
         info.name,
         info.compute_capability.0,
         info.compute_capability.1,
         info.sm_count,
-        info.l2_bytes >> 20
+        info.l2_bytes >> 20,
+        gpu.ptx_target()
     );
 
     // Rungs this GPU cannot run (Hopper-only ones elsewhere) are listed, not run.
     let rungs: Vec<&Rung> = rungs
         .into_iter()
-        .filter(|rung| match rung.unavailable_on(info.compute_capability) {
+        .filter(|rung| match gpu.rung_unavailable(rung) {
             Some(reason) => {
                 say!("skipping {}: it {reason}", rung.name);
                 false

@@ -1,6 +1,6 @@
 //! `sgemm-ladder verify`: every kernel on many random shapes against the f64 CPU reference.
 
-use crate::options::{seed_or_random, select_rungs};
+use crate::options::{PtxChoice, seed_or_random, select_rungs};
 use crate::output::say;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -28,6 +28,9 @@ pub struct VerifyArgs {
     /// Seed of the random shapes and inputs; random by default (and printed either way).
     #[arg(long)]
     seed: Option<u64>,
+
+    #[command(flatten)]
+    ptx: PtxChoice,
 }
 
 /// Returns whether every check passed.
@@ -37,6 +40,7 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         max_dim,
         rungs,
         seed,
+        ptx,
     } = args;
     let seed = seed_or_random(seed);
     let wanted = select_rungs(&rungs)?;
@@ -48,11 +52,10 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
                 .any(|r| label.split('/').next() == Some(r.name))
         })
         .collect();
-    let gpu = Gpu::open()?;
-    let capability = gpu.info().compute_capability;
+    let gpu = Gpu::open_module(ptx.module())?;
     let kernels: Vec<_> = kernels
         .into_iter()
-        .filter(|(label, rung)| match rung.unavailable_on(capability) {
+        .filter(|(label, rung)| match gpu.rung_unavailable(rung) {
             Some(reason) => {
                 say!("verify: skipping {label}: it {reason}");
                 false
@@ -61,9 +64,10 @@ pub fn run(args: VerifyArgs) -> Result<bool> {
         })
         .collect();
     say!(
-        "verify: {count} random shapes (dimensions up to {max_dim}), {} kernels, seed {seed}, on {}",
+        "verify: {count} random shapes (dimensions up to {max_dim}), {} kernels, seed {seed}, on {} (PTX {})",
         kernels.len(),
-        gpu.info().name
+        gpu.info().name,
+        gpu.ptx_target()
     );
     let (mut passed, mut failed, mut skipped) = (0usize, Vec::new(), 0usize);
     for (i, shape) in random_shapes(count, max_dim, seed).iter().enumerate() {

@@ -204,8 +204,10 @@ pub fn run_shape(
         fp16: None,
     };
     let device = gpu.info().name.clone();
-    let new_record =
-        |rung: &str, idea: &str| Record::new(rung, idea, shape, &device, seed, options.reps);
+    let new_record = |rung: &str, idea: &str| Record {
+        ptx_target: Some(gpu.ptx_target().to_string()),
+        ..Record::new(rung, idea, shape, &device, seed, options.reps)
+    };
 
     let mut records = Vec::new();
     // Baseline times, by precision, measured when first needed (fp32 always).

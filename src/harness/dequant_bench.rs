@@ -444,6 +444,7 @@ impl<'g> DequantBench<'g> {
                 options.reps,
             );
             record.precision = "dequant".to_string();
+            record.ptx_target = Some(gpu.ptx_target().to_string());
             record.set_verification(&v);
             record.set_time(ms, &shape);
             record.set_reference_time(reference_ms);

@@ -28,11 +28,39 @@ impl Gpu {
     /// module on an H100 or H200, the portable sm_80 module on any other GPU from compute
     /// capability 8.0 on) and creates a cuBLAS handle (TF32 off).
     pub fn open() -> Result<Self, GemmError> {
+        Self::open_module(None)
+    }
+
+    /// Like [`Gpu::open`], with the module given (`None`: the one built for the device); a
+    /// module the device cannot load is refused with [`GemmError::UnsupportedDevice`]. On an
+    /// H100, `Some(&PORTABLE)` runs the portable sm_80 module as an Ampere GPU would.
+    pub fn open_module(module: Option<&crate::ptx::PtxModule>) -> Result<Self, GemmError> {
         crate::runtime::check_driver(0)?;
         let context = cudarc::driver::CudaContext::new(0)
             .map_err(|e| GemmError::NoGpu(format!("could not open device 0: {e}")))?;
-        let module = crate::ptx::for_device(&context)?;
+        let chosen = crate::ptx::for_device(&context)?;
+        let module = module.unwrap_or(chosen);
+        let (major, minor) = context
+            .compute_capability()
+            .map_err(|e| GemmError::cuda("reading the compute capability", e))?;
+        if !module.loads_on(major as u32, minor as u32) {
+            return Err(GemmError::UnsupportedDevice {
+                name: context.name().unwrap_or_else(|_| "unknown".into()),
+                capability: (major, minor),
+                needed: "compute capability 9.0 for the sm_90a module",
+            });
+        }
         Self::new(module.text)
+    }
+
+    /// Why `rung` cannot run here (its architecture, or its kernel missing from the loaded
+    /// module), or `None` if it can.
+    pub fn rung_unavailable(&self, rung: &crate::Rung) -> Option<String> {
+        rung.unavailable_on(self.info().compute_capability)
+            .or_else(|| {
+                (!self.entries().iter().any(|e| e == rung.entry))
+                    .then(|| format!("is not in the loaded {} PTX module", self.ptx_target()))
+            })
     }
 
     /// Opens device 0, loads `ptx` and creates a cuBLAS handle (TF32 off).

@@ -51,6 +51,11 @@ pub struct Record {
     /// tensor-core rungs have none and read as `fp32`).
     #[serde(default = "fp32_label")]
     pub precision: String,
+    /// The `.target` of the PTX module the kernel ran from (`sm_90a`, or `sm_80` for the
+    /// portable module); records written before there were two modules have none (they are
+    /// `sm_90a`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ptx_target: Option<String>,
     /// Dequant GEMM records only: the weight format and what the benchmark measured.
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub dequant: Option<DequantInfo>,
@@ -128,6 +133,7 @@ impl Record {
             seed,
             reps,
             precision: fp32_label(),
+            ptx_target: None,
             dequant: None,
         }
     }
@@ -138,6 +144,11 @@ impl Record {
         let variant = self.dequant.as_ref().map_or(String::new(), |d| {
             format!("{} g{} z{}", d.format, d.group, d.zero_points)
         });
+        // Runs of the portable module are measurements of their own.
+        let variant = match self.ptx_target.as_deref() {
+            Some(target) if target != "sm_90a" => format!("{variant} {target}"),
+            _ => variant,
+        };
         (self.rung.clone(), self.m, self.n, self.k, variant)
     }
 

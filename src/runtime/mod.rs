@@ -43,6 +43,7 @@ pub struct Runtime {
     module: Arc<CudaModule>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     entries: Vec<String>,
+    ptx_target: String,
     /// TMA tensor maps built for the ladder's TMA rungs, by (A, B, shape).
     pub(crate) tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
     info: DeviceInfo,
@@ -94,6 +95,10 @@ impl Runtime {
             module,
             functions: Mutex::new(HashMap::new()),
             entries: entry_points(ptx),
+            ptx_target: ptx
+                .lines()
+                .find_map(|line| line.trim().strip_prefix(".target "))
+                .map_or_else(|| "unknown".into(), |t| t.trim().to_string()),
             tensor_maps: Mutex::new(HashMap::new()),
             info,
         })
@@ -110,6 +115,11 @@ impl Runtime {
         // SAFETY: no buffer exists on this fresh context yet, and the harness uses one stream.
         unsafe { context.disable_event_tracking() };
         Self::with_ptx(context.default_stream(), ptx)
+    }
+
+    /// The `.target` of the loaded PTX (`sm_80`, `sm_90a`).
+    pub fn ptx_target(&self) -> &str {
+        &self.ptx_target
     }
 
     /// The kernel entry points of the loaded PTX.
