@@ -47,6 +47,7 @@ pub mod epilogue;
 pub mod general;
 pub mod sgemm;
 pub mod tensor_core;
+pub mod tile_order;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;
 

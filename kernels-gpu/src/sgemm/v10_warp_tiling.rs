@@ -21,11 +21,11 @@
 //! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.
 
 use super::v07_transposed_a::join8;
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, fma, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial, sync_threads,
     thread_x, write4,
 };
+use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use seq_macro::seq;
 

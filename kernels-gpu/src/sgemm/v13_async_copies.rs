@@ -55,7 +55,6 @@
 //! item) from the arguments; elsewhere 4-byte copies and stores, so any leading dimension and
 //! any 4-byte aligned base work.
 
-use super::v09_grouped_order::grouped_block_origin;
 use super::v10_warp_tiling::{
     A_PADDING, Epilogue, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
 };
@@ -65,6 +64,7 @@ use crate::device::{
     write4,
 };
 use crate::epilogue::apply;
+use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v13::{

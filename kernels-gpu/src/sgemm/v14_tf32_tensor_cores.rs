@@ -39,13 +39,13 @@
 //! allow them, decided at run time (per batch item) from the arguments; elsewhere 4-byte
 //! copies, so any leading dimension and any 4-byte aligned base work.
 
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, block_z, commit_async_copies, copy_async_4, copy_async_16, grid_dim_z, shared_address,
     shared_f32, store2_or_partial, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
 };
 use crate::epilogue::apply;
 use crate::tensor_core::{mma_tf32_m16n8k8, to_tf32};
+use crate::tile_order::grouped_block_origin;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v14::{
     A_FLOATS, B_STRIDE_KN, BLOCK_TILE_M, BLOCK_TILE_N, K_MAJOR_STRIDE, MIN_BLOCKS_PER_SM,

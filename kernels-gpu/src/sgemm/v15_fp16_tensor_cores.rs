@@ -66,7 +66,6 @@
 //! grid z = min(batch, 65 535)), [`SHARED_BYTES`] (192 KiB) of dynamic shared memory; all in
 //! [`gemm_geometry::v15`].
 
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, block_z, byte_offset, commit_async_copies, copy_async_16, shared_address, shared_f32,
     store_shared_16, sync_threads, thread_x, wait_async_copies,
@@ -74,6 +73,7 @@ use crate::device::{
 use crate::element::{Bf16, F16};
 use crate::epilogue::tanh;
 use crate::tensor_core::{HalfElement, load_matrix_x4, load_matrix_x4_transposed};
+use crate::tile_order::grouped_block_origin;
 use core::simd::{f32x2, f32x4, u32x4};
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v15::{

@@ -34,7 +34,6 @@
 //! Launch: 256 threads (2 warpgroups, 64 rows each), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
 //! [`SHARED_BYTES`] of dynamic shared memory (4 stages plus 1 KiB to align the first to 1 024).
 
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, commit_async_copies, copy_async_16, load8_f16_or_zero, shared_address, shared_f32,
     store_f16x2_or_partial, store_shared_16, sync_threads, thread_x, wait_async_copies,
@@ -43,6 +42,7 @@ use crate::tensor_core::{
     fence_shared_for_async_proxy, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n128k16_f16, wgmma_m64n256k16_f16,
 };
+use crate::tile_order::grouped_block_origin;
 use seq_macro::seq;
 
 const BLOCK_TILE_M: u32 = 128;

@@ -67,7 +67,6 @@
 //! row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column `8·(i / 4) + 2·(t % 4) + i % 2`
 //! of its 64×256 slice in `acc[i]`.
 
-use super::v09_grouped_order::{GROUP_M, grouped_tile};
 use crate::device::{
     block_x, block_z, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial, sync_threads,
     thread_x, trap,
@@ -79,6 +78,7 @@ use crate::tensor_core::{
     warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k16,
     wgmma_m64n256k16_overwrite,
 };
+use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
     barrier_arrive, barrier_arrive_expect_bytes, barrier_init, barrier_wait, fence_barrier_init,
     tma_load_2d, tma_load_3d,
