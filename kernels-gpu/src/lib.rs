@@ -45,6 +45,7 @@ pub mod device;
 pub mod element;
 pub mod epilogue;
 pub mod general;
+pub mod ladder_epilogue;
 pub mod sgemm;
 pub mod tensor_core;
 pub mod tile_order;

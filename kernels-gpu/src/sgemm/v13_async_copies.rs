@@ -56,7 +56,7 @@
 //! any 4-byte aligned base work.
 
 use super::v10_warp_tiling::{
-    A_PADDING, Epilogue, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
+    A_PADDING, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
 };
 use crate::device::{
     block_z, byte_offset, commit_async_copies, copy_async_4_if, copy_async_16_if, grid_dim_z,
@@ -64,6 +64,7 @@ use crate::device::{
     write4,
 };
 use crate::epilogue::apply;
+use crate::ladder_epilogue::Epilogue;
 use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
