@@ -51,6 +51,8 @@ pub mod tensor_core;
 pub mod tile_order;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;
+#[cfg(target_feature = "sm_90a")]
+pub mod tma_gemm;
 
 /// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error
 /// instead of a wrong answer.
