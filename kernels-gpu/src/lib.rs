@@ -46,6 +46,7 @@ pub mod element;
 pub mod epilogue;
 pub mod general;
 pub mod ladder_epilogue;
+pub mod pipeline;
 pub mod sgemm;
 pub mod tensor_core;
 pub mod tile_order;
