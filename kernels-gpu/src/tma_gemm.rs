@@ -51,6 +51,7 @@ use crate::device::{
 };
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue::apply;
+use crate::pipeline::StageRing;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k16,
@@ -328,7 +329,7 @@ pub unsafe fn tma_wgmma<
     let steps = k.div_ceil(TILE_K);
     // Both sides walk the same sequence of (item, step) and so of (stage, round): the stage
     // ring and the barrier phases run on across tiles and batch items.
-    let (mut stage, mut round) = (0, 0);
+    let mut ring = StageRing::<STAGES>::new();
     if thread >= CONSUMER_THREADS {
         if thread == CONSUMER_THREADS {
             let (map_a, map_b) = (maps, unsafe { maps.add(TENSOR_MAP_BYTES as usize) });
@@ -339,9 +340,10 @@ pub unsafe fn tma_wgmma<
                 let z_a = if problem.a_follows_batch { walk.z() } else { 0 };
                 let z_b = if problem.b_follows_batch { walk.z() } else { 0 };
                 for step in 0..steps {
-                    if round > 0 {
-                        // The consumers' release of this stage from round − 1.
-                        unsafe { barrier_wait(empty(stage), (round - 1) & 1) };
+                    let stage = ring.index();
+                    if ring.round() > 0 {
+                        // The consumers' release of this stage from the previous round.
+                        unsafe { barrier_wait(empty(stage), ring.phase() ^ 1) };
                     }
                     let start = stages_address + stage * STAGE_BYTES;
                     let b_tile = start + A_TILE_BYTES;
@@ -377,11 +379,7 @@ pub unsafe fn tma_wgmma<
                             });
                         }
                     }
-                    stage += 1;
-                    if stage == STAGES {
-                        stage = 0;
-                        round += 1;
-                    }
+                    ring.advance();
                 }
                 walk.advance();
             }
@@ -406,11 +404,12 @@ pub unsafe fn tma_wgmma<
             acc = [0.0f32; 128];
         }
         let (first_row, first_col) = tile_origin(walk.tile());
-        let mut previous_stage = stage;
+        let mut previous_stage = ring.index();
         let mut first_step = 0;
         if TILE_ACC && steps > 0 {
             // Step 0, peeled: its first `wgmma` overwrites the accumulators.
-            unsafe { barrier_wait(full(stage), round & 1) };
+            let stage = ring.index();
+            unsafe { barrier_wait(full(stage), ring.phase()) };
             warpgroup_fence();
             // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
             // issues this together.
@@ -425,15 +424,12 @@ pub unsafe fn tma_wgmma<
             warpgroup_commit();
             warpgroup_wait::<1>();
             previous_stage = stage;
-            stage += 1;
-            if stage == STAGES {
-                stage = 0;
-                round += 1;
-            }
+            ring.advance();
             first_step = 1;
         }
         for step in first_step..steps {
-            unsafe { barrier_wait(full(stage), round & 1) };
+            let stage = ring.index();
+            unsafe { barrier_wait(full(stage), ring.phase()) };
             warpgroup_fence();
             // SAFETY: as above.
             unsafe {
@@ -451,11 +447,7 @@ pub unsafe fn tma_wgmma<
                 unsafe { barrier_arrive(empty(previous_stage)) };
             }
             previous_stage = stage;
-            stage += 1;
-            if stage == STAGES {
-                stage = 0;
-                round += 1;
-            }
+            ring.advance();
         }
         warpgroup_wait::<0>();
         pin_accumulators::<128>(&mut acc);
