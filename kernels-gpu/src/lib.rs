@@ -45,10 +45,15 @@ pub mod device;
 pub mod element;
 pub mod epilogue;
 pub mod general;
+pub mod ladder_epilogue;
+pub mod pipeline;
 pub mod sgemm;
 pub mod tensor_core;
+pub mod tile_order;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;
+#[cfg(target_feature = "sm_90a")]
+pub mod tma_gemm;
 
 /// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error
 /// instead of a wrong answer.

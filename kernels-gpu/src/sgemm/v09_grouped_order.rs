@@ -21,43 +21,15 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 38.9 TFLOP/s, 76% of cuBLAS: the same as v8, see below.
 //!
+//! The order itself, [`grouped_tile`], lives in [`crate::tile_order`] (re-exported here), since
+//! every later rung uses it too.
+//!
 //! Launch: 256 threads (1-D), grid ⌈m/128⌉·⌈n/128⌉ (1-D), 16 KiB of dynamic shared memory.
 
 use super::v05_register_blocking::{BLOCK_TILE_M, BLOCK_TILE_N};
 use super::v08_double_buffering::double_buffered;
-use crate::device::block_x;
-
-/// Tile rows per group: the blocks resident at once span this many panels of A.
-pub const GROUP_M: u32 = 8;
-
-/// Maps the 1-D block index to (tile row, tile column) in grouped order: blocks fill a group
-/// of `group_m` tile rows column by column, then move to the next group.
-#[inline(always)]
-pub fn grouped_tile(block: u32, tiles_m: u32, tiles_n: u32, group_m: u32) -> (u32, u32) {
-    let blocks_per_group = group_m * tiles_n;
-    let group = block / blocks_per_group;
-    let first_tile_row = group * group_m;
-    // The last group may have fewer rows.
-    let rows_in_group = if tiles_m - first_tile_row < group_m {
-        tiles_m - first_tile_row
-    } else {
-        group_m
-    };
-    let in_group = block % blocks_per_group;
-    (
-        first_tile_row + in_group % rows_in_group,
-        in_group / rows_in_group,
-    )
-}
-
-/// First row and column of the tile of C that this block computes, in grouped order, for
-/// `block_tile_m × block_tile_n` tiles. Shared by v10 and v13.
-#[inline(always)]
-pub fn grouped_block_origin(m: u32, n: u32, block_tile_m: u32, block_tile_n: u32) -> (u32, u32) {
-    let (tiles_m, tiles_n) = (m.div_ceil(block_tile_m), n.div_ceil(block_tile_n));
-    let (tile_row, tile_col) = grouped_tile(block_x(), tiles_m, tiles_n, GROUP_M);
-    (tile_row * block_tile_m, tile_col * block_tile_n)
-}
+// The idea of this rung, kept in a module of its own because every later rung uses it.
+pub use crate::tile_order::{GROUP_M, grouped_block_origin, grouped_tile};
 
 /// v9: v8 with blocks mapped to tiles of C in grouped order.
 #[unsafe(no_mangle)]

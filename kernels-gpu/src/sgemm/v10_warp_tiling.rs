@@ -21,11 +21,12 @@
 //! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.
 
 use super::v07_transposed_a::join8;
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
-    at, fma, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial, sync_threads,
-    thread_x, write4,
+    at, load4_or_zero, outer_product, read4, shared_f32, store4_or_partial, sync_threads, thread_x,
+    write4,
 };
+use crate::ladder_epilogue::Epilogue;
+use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use seq_macro::seq;
 
@@ -42,48 +43,6 @@ const LANE_COLS: u32 = 4;
 pub const A_PADDING: u32 = 4;
 /// Most float4s one thread stages per operand per step; bounds the register arrays.
 const MAX_LOADS: usize = 4;
-
-/// What happens to the accumulators on their way to C: `alpha·acc + beta·C`, then optionally a
-/// leaky ReLU. [`Epilogue::STORE`] (alpha 1, beta 0, no activation) is a plain store; with the
-/// constant inlined, the compiler removes every trace of the epilogue. As in BLAS, C is not
-/// read at all when beta is 0 (so NaN in an output buffer about to be overwritten stays harmless).
-#[derive(Clone, Copy)]
-pub struct Epilogue {
-    /// Scale of the product.
-    pub alpha: f32,
-    /// Scale of the existing C.
-    pub beta: f32,
-    /// `Some(slope)`: apply `x if x > 0 else slope·x` after scaling.
-    pub leaky_slope: Option<f32>,
-}
-
-impl Epilogue {
-    /// `C = A·B`.
-    pub const STORE: Epilogue = Epilogue {
-        alpha: 1.0,
-        beta: 0.0,
-        leaky_slope: None,
-    };
-
-    /// Applies the epilogue to four accumulators; `c_old` reads the four elements of C they
-    /// replace, only when beta is not 0.
-    #[inline(always)]
-    pub fn apply(&self, acc: f32x4, c_old: impl FnOnce() -> f32x4) -> f32x4 {
-        let mut out = acc;
-        if self.alpha != 1.0 {
-            out *= f32x4::splat(self.alpha);
-        }
-        if self.beta != 0.0 {
-            let old = c_old();
-            seq!(q in 0..4 { out[q] = fma(self.beta, old[q], out[q]); });
-        }
-        if let Some(slope) = self.leaky_slope {
-            // NaN fails `> 0.0` and stays NaN through `slope * x`, as IEEE arithmetic says.
-            seq!(q in 0..4 { out[q] = if out[q] > 0.0 { out[q] } else { slope * out[q] }; });
-        }
-        out
-    }
-}
 
 /// Threads per block for a `block_tile_m × block_tile_n` block tile.
 pub const fn threads(block_tile_m: u32, block_tile_n: u32, thread_tile_n: usize) -> u32 {

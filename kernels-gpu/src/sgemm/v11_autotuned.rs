@@ -15,7 +15,8 @@
 //!
 //! Launch: per candidate, as v10 with that candidate's tile (the host's table lists them).
 
-use super::v10_warp_tiling::{Epilogue, warp_tiled};
+use super::v10_warp_tiling::warp_tiled;
+use crate::ladder_epilogue::Epilogue;
 
 /// Defines one PTX entry running [`warp_tiled`] with the given block tile.
 macro_rules! tuned_entry {

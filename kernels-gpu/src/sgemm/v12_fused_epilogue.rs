@@ -17,7 +17,8 @@
 //! Launch: as v10, with four more arguments: `alpha`, `beta`, `leaky_slope` and `activation`
 //! (0: none, 1: leaky ReLU).
 
-use super::v10_warp_tiling::{Epilogue, warp_tiled};
+use super::v10_warp_tiling::warp_tiled;
+use crate::ladder_epilogue::Epilogue;
 
 crate::launch_bounds!(sgemm_v12_fused_epilogue, 256, 2);
 

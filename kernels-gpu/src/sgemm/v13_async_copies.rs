@@ -55,9 +55,8 @@
 //! item) from the arguments; elsewhere 4-byte copies and stores, so any leading dimension and
 //! any 4-byte aligned base work.
 
-use super::v09_grouped_order::grouped_block_origin;
 use super::v10_warp_tiling::{
-    A_PADDING, Epilogue, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
+    A_PADDING, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
 };
 use crate::device::{
     block_z, byte_offset, commit_async_copies, copy_async_4_if, copy_async_16_if, grid_dim_z,
@@ -65,6 +64,9 @@ use crate::device::{
     write4,
 };
 use crate::epilogue::apply;
+use crate::ladder_epilogue::Epilogue;
+use crate::pipeline::StageRing;
+use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v13::{
@@ -492,8 +494,9 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
         commit_async_copies();
     }
     let mut acc = [[0.0f32; THREAD_TILE_N]; 8];
-    // Stages rotate: read one, write the one STAGES − 1 ahead (counters, not `% STAGES`).
-    let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    // Stages rotate: read one, write the one STAGES − 1 ahead.
+    let mut read_stage = StageRing::<STAGES>::new();
+    let mut write_stage = StageRing::<STAGES>::at(STAGES - 1);
     for step in 0..steps {
         // All but the newest STAGES − 2 groups done (a constant; the match folds away).
         match STAGES {
@@ -504,11 +507,11 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
         sync_threads();
         let ahead = step + STAGES - 1;
         if ahead < steps {
-            issue(ahead, stages_address + write_stage * stage_bytes);
+            issue(ahead, stages_address + write_stage.index() * stage_bytes);
         }
         commit_async_copies();
         // SAFETY: both tiles lie inside the stage `read_stage` of the dynamic shared memory.
-        let a_tile = unsafe { stages.add((read_stage * stage_bytes / 4) as usize) };
+        let a_tile = unsafe { stages.add((read_stage.index() * stage_bytes / 4) as usize) };
         let b_tile = unsafe { a_tile.add((TILE_K * A_STRIDE) as usize) };
         // Unrolled by hand: LLVM keeps a 16-deep step as a loop of two, which costs ptxas
         // registers at the 128-register cap. The B tile's row length is a constant of the
@@ -530,16 +533,8 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
                 };
             }
         });
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage.advance();
+        write_stage.advance();
     }
     (acc, first_row + row0, first_col + col0)
 }

@@ -39,13 +39,14 @@
 //! allow them, decided at run time (per batch item) from the arguments; elsewhere 4-byte
 //! copies, so any leading dimension and any 4-byte aligned base work.
 
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, block_z, commit_async_copies, copy_async_4, copy_async_16, grid_dim_z, shared_address,
     shared_f32, store2_or_partial, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
 };
 use crate::epilogue::apply;
+use crate::pipeline::StageRing;
 use crate::tensor_core::{mma_tf32_m16n8k8, to_tf32};
+use crate::tile_order::grouped_block_origin;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v14::{
     A_FLOATS, B_STRIDE_KN, BLOCK_TILE_M, BLOCK_TILE_N, K_MAJOR_STRIDE, MIN_BLOCKS_PER_SM,
@@ -397,19 +398,23 @@ unsafe fn tf32_tile<const B_NK: bool>(
         commit_async_copies();
     }
     let mut acc = [[[0.0f32; 4]; 8]; 4];
-    let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    let mut read_stage = StageRing::<STAGES>::new();
+    let mut write_stage = StageRing::<STAGES>::at(STAGES - 1);
     for step in 0..steps {
         wait_async_copies::<{ STAGES - 2 }>();
         sync_threads();
         let ahead = step + STAGES - 1;
         if ahead < steps {
-            issue(ahead, stages_address + write_stage * stage_floats * 4);
+            issue(
+                ahead,
+                stages_address + write_stage.index() * stage_floats * 4,
+            );
         }
         commit_async_copies();
 
         // SAFETY: both tiles lie inside stage `read_stage` of the dynamic shared memory, filled
         // by every thread's copies before the barrier above.
-        let a_tile = unsafe { stages.add((read_stage * stage_floats) as usize) };
+        let a_tile = unsafe { stages.add((read_stage.index() * stage_floats) as usize) };
         let b_tile = unsafe { a_tile.add(A_FLOATS as usize) };
         seq!(kstep in 0..2 {
             let kk = kstep * 8;
@@ -442,16 +447,8 @@ unsafe fn tf32_tile<const B_NK: bool>(
                 });
             });
         });
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage.advance();
+        write_stage.advance();
     }
     (
         acc,

@@ -66,14 +66,15 @@
 //! grid z = min(batch, 65 535)), [`SHARED_BYTES`] (192 KiB) of dynamic shared memory; all in
 //! [`gemm_geometry::v15`].
 
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, block_z, byte_offset, commit_async_copies, copy_async_16, shared_address, shared_f32,
     store_shared_16, sync_threads, thread_x, wait_async_copies,
 };
 use crate::element::{Bf16, F16};
 use crate::epilogue::tanh;
+use crate::pipeline::StageRing;
 use crate::tensor_core::{HalfElement, load_matrix_x4, load_matrix_x4_transposed};
+use crate::tile_order::grouped_block_origin;
 use core::simd::{f32x2, f32x4, u32x4};
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v15::{
@@ -635,9 +636,10 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
     let mut a_frag = [[[0u32; 4]; 4]; 2];
     let mut b_frag = [[[0u32; 2]; 8]; 2];
     load(stages_address, 0, &mut a_frag[0], &mut b_frag[0]);
-    let (mut read_stage, mut write_stage) = (0, STAGES - 1);
+    let mut read_stage = StageRing::<STAGES>::new();
+    let mut write_stage = StageRing::<STAGES>::at(STAGES - 1);
     for step in 0..steps {
-        let stage = stages_address + read_stage * STAGE_BYTES;
+        let stage = stages_address + read_stage.index() * STAGE_BYTES;
         seq!(kstep in 0..4 {
             if kstep == 1 {
                 // The stage step − 1 used was last read before the previous barrier: refill
@@ -646,7 +648,7 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
                 // barrier, and faster than at k-step 0 or 2).
                 let ahead = step + STAGES - 1;
                 if ahead < steps {
-                    issue(ahead, stages_address + write_stage * STAGE_BYTES);
+                    issue(ahead, stages_address + write_stage.index() * STAGE_BYTES);
                 }
                 commit_async_copies();
             }
@@ -655,7 +657,7 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
                 // the newest two may still be in flight): start on step + 1's first fragments.
                 wait_async_copies::<{ STAGES - 2 }>();
                 sync_threads();
-                let next_stage = if read_stage + 1 == STAGES { 0 } else { read_stage + 1 };
+                let next_stage = read_stage.next().index();
                 if step + 1 < steps {
                     load(stages_address + next_stage * STAGE_BYTES, 0, &mut a_frag[0], &mut b_frag[0]);
                 }
@@ -668,16 +670,8 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
                 });
             });
         });
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage.advance();
+        write_stage.advance();
     }
 
     // Stage the block's 128×256 results in shared memory (the pipeline's stages are free once

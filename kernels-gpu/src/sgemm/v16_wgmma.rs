@@ -34,15 +34,16 @@
 //! Launch: 256 threads (2 warpgroups, 64 rows each), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
 //! [`SHARED_BYTES`] of dynamic shared memory (4 stages plus 1 KiB to align the first to 1 024).
 
-use super::v09_grouped_order::grouped_block_origin;
 use crate::device::{
     at, commit_async_copies, copy_async_16, load8_f16_or_zero, shared_address, shared_f32,
     store_f16x2_or_partial, store_shared_16, sync_threads, thread_x, wait_async_copies,
 };
+use crate::pipeline::StageRing;
 use crate::tensor_core::{
     fence_shared_for_async_proxy, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n128k16_f16, wgmma_m64n256k16_f16,
 };
+use crate::tile_order::grouped_block_origin;
 use seq_macro::seq;
 
 const BLOCK_TILE_M: u32 = 128;
@@ -160,8 +161,8 @@ unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
         commit_async_copies();
     }
     let mut acc = [0.0f32; 128];
-    let mut read_stage = 0;
-    let mut write_stage = ahead_steps;
+    let mut read_stage = StageRing::<STAGES>::new();
+    let mut write_stage = StageRing::<STAGES>::at(ahead_steps);
     for step in 0..steps {
         // Groups committed so far cover steps 0 ..= step + AHEAD − 1: allow the newest
         // AHEAD − 1 to be in flight.
@@ -173,11 +174,11 @@ unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
         sync_threads();
         let ahead = step + ahead_steps;
         if ahead < steps {
-            issue(ahead, stages_address + write_stage * stage_bytes);
+            issue(ahead, stages_address + write_stage.index() * stage_bytes);
         }
         commit_async_copies();
 
-        let stage = stages_address + read_stage * stage_bytes;
+        let stage = stages_address + read_stage.index() * stage_bytes;
         let a_tile = stage + warpgroup * WARPGROUP_ROWS * ROW_BYTES;
         let b_tile = stage + A_BYTES;
         warpgroup_fence();
@@ -195,16 +196,8 @@ unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
         warpgroup_commit();
         // Step t − 1's group is done: its stage may be refilled after the next barrier.
         warpgroup_wait::<1>();
-        read_stage = if read_stage + 1 == STAGES {
-            0
-        } else {
-            read_stage + 1
-        };
-        write_stage = if write_stage + 1 == STAGES {
-            0
-        } else {
-            write_stage + 1
-        };
+        read_stage.advance();
+        write_stage.advance();
     }
     warpgroup_wait::<0>();
     if BLOCK_TILE_N == 256 {

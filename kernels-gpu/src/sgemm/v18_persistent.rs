@@ -21,7 +21,7 @@
 //!
 //! # The library entries
 //!
-//! The same body (v17's `tma_wgmma`) is the library's fast fp16/bf16 GEMM, persistent like this
+//! The same body (`crate::tma_gemm::tma_wgmma`) is the library's fast fp16/bf16 GEMM, persistent like this
 //! rung: `gemm_v18_f16_kn`, `gemm_v18_f16_nk`, `gemm_v18_bf16_kn`, `gemm_v18_bf16_nk`, each
 //! taking one [`GemmArgs`]. What they add to the rung:
 //!
@@ -81,8 +81,8 @@
 //! `batch_a` = batch if `stride_a ≠ 0`, else 1 (the kernel then always asks for item 0; its
 //! stride is never used but must still be legal, e.g. `m·lda·2` rounded up to 16); likewise B.
 
-use super::v17_tma_warp_specialized::{ladder_tma_wgmma, library_gemm};
 use crate::element::{Bf16, F16};
+use crate::tma_gemm::{ladder_tma_wgmma, library_gemm};
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v17::{MIN_BLOCKS_PER_SM, THREADS};
 

@@ -1,0 +1,639 @@
+//! The TMA + `wgmma` GEMM body that v17 introduces and v18 runs persistently, and that the
+//! library's fast fp16/bf16 entries (`gemm_v18_*`) instantiate: a producer warp feeding two
+//! `wgmma` consumer warpgroups through `mbarrier`s, 128×256×64 block tiles, 4 stages (the
+//! numbers live in `gemm_geometry::v17`, shared with the host). Hopper only (sm_90a).
+//! `sgemm::v17_tma_warp_specialized` explains the idea; `sgemm::v18_persistent` the
+//! persistent grid and the library entries' preconditions.
+//!
+//! ## One body for the ladder and the library
+//!
+//! [`tma_wgmma`] is the whole kernel, generic over the element type (fp16 or bf16), the
+//! layout of B (`[k, n]` or `[n, k]`), the rank of the tensor maps (2-D for the ladder, 3-D
+//! with the batch as third dimension for the library) and the store of a finished tile. The
+//! ladder rungs (v17 and v18) instantiate it through [`ladder_tma_wgmma`] as fp16, `[k, n]`,
+//! 2-D, plain fp16 stores. The library entries `gemm_v18_*` (in v18) instantiate the other
+//! combinations with the fused epilogue ([`library_gemm`]).
+//!
+//! ## Shared-memory layouts and `wgmma` descriptors (the math, for debugging)
+//!
+//! A stage is `A_TILE_BYTES` (16 KiB) of A then `B_TILE_BYTES` (32 KiB) of B, each 1 024-byte
+//! aligned. Every tile is a stack of 128-byte rows written by the TMA with the 128-byte swizzle:
+//! 16-byte chunk `c` of row `r` (relative to a 1 024-aligned base) lands at chunk
+//! `c ^ (r % 8)`; the hardware computes the XOR from address bits 7–9 into bits 4–6, so TMA
+//! writes and `wgmma` reads agree as long as every 8-row atom is 1 024-aligned (the
+//! descriptor's base-offset field stays 0). A descriptor (see [`swizzled_descriptor`]) holds the
+//! *unswizzled* address of the operand's first element, the leading byte offset (LBO) and the
+//! stride byte offset (SBO), in 16-byte units, and swizzle mode 1 (128 B).
+//!
+//! - **A** (`[m, k]`, K-major): the box is 128 rows (m) × 64 k, row `r` at `128·r`. Warpgroup
+//!   `w` reads rows `64·w ..`; the k16 slice `s` (k = 16s..16s+15) is chunks `2s, 2s+1` of each
+//!   row, so the start address is `tile + 64·w·128 + 32·s`; SBO = 1 024 (from one 8-row group
+//!   of m to the next); LBO unused for a swizzled K-major operand (the two 8-element core
+//!   matrices of a k16 slice sit side by side inside the swizzled row), set to 16 (encoded 1).
+//!   `imm-trans-a = 0`.
+//! - **B `[k, n]`** (MN-major, ladder and `*_kn`): four boxes of 64 k-rows × 64 n (128 bytes),
+//!   slab `j` (columns 64j..64j+63) at `A_TILE_BYTES + 8 192·j`. The k16 slice `s` starts at
+//!   k-row `16s`: start `b_tile + 16s·128`; LBO = 8 192 (from one 64-column slab to the next
+//!   along n); SBO = 1 024 (from one group of 8 k-rows to the next). `imm-trans-b = 1`.
+//! - **B `[n, k]`** (K-major, `*_nk`): one box of 256 n-rows × 64 k, row `r` (column `r` of
+//!   the tile) at `A_TILE_BYTES + 128·r`: the same form as A. The k16 slice `s` starts at
+//!   `b_tile + 32·s`; SBO = 1 024 (8 n-rows to the next 8); LBO unused (16). The N = 256
+//!   rows span 32 groups of 1 024 bytes, exactly the 32 KiB tile. `imm-trans-b = 0` (the PTX
+//!   ISA's "B column-major", i.e. each column of B, one row of `[n, k]`, contiguous along k).
+//!
+//! The accumulators' layout does not depend on B's layout: thread `t` of a warpgroup holds
+//! row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column `8·(i / 4) + 2·(t % 4) + i % 2`
+//! of its 64×256 slice in `acc[i]`.
+
+use crate::device::{
+    block_x, block_z, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial, sync_threads,
+    thread_x, trap,
+};
+use crate::element::{Bf16, Element, F16};
+use crate::epilogue::apply;
+use crate::pipeline::StageRing;
+use crate::tensor_core::{
+    B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
+    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k16,
+    wgmma_m64n256k16_overwrite,
+};
+use crate::tile_order::{GROUP_M, grouped_tile};
+use crate::tma::{
+    barrier_arrive, barrier_arrive_expect_bytes, barrier_init, barrier_wait, fence_barrier_init,
+    tma_load_2d, tma_load_3d,
+};
+use gemm_geometry::GemmArgs;
+use gemm_geometry::v17::{
+    A_TILE_BYTES, B_KN_BOX, BARRIER_BYTES, BLOCK_TILE_M, BLOCK_TILE_N, CONSUMER_THREADS,
+    STAGE_BYTES, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
+};
+use seq_macro::seq;
+
+/// Every row of both tiles is 128 bytes: 64 elements of k for A and `[n, k]` B, 64 of n for
+/// `[k, n]` B.
+const ROW_BYTES: u32 = SWIZZLE_BYTES;
+/// One 64-column slab of a `[k, n]` B tile: `TILE_K` rows of 128 bytes.
+const B_SLAB_BYTES: u32 = B_KN_BOX[1] * ROW_BYTES;
+/// A swizzle atom: 8 rows of 128 bytes. The SBO of every operand here.
+const ATOM_BYTES: u32 = 8 * ROW_BYTES;
+/// The LBO of a swizzled K-major operand is not used by the hardware; 16 bytes (encoded 1).
+const UNUSED_LEADING_BYTES: u32 = 16;
+
+/// The ladder's instance of [`tma_wgmma`]: fp16, B `[k, n]`, 2-D tensor maps (A, then B, as
+/// the host's `tensor_maps_for` builds them), plain fp16 stores of `C` (m×n, row-major). The
+/// tiles are `block_x, block_x + grid_dim_x, …` (grouped order): v17 launches one block per
+/// tile, so the tile loop runs once; v18 launches one block per SM and lets each loop over many.
+///
+/// # Safety
+/// `maps` must hold the two tensor maps described in v17's documentation
+/// (`sgemm::v17_tma_warp_specialized`) for these `m`, `n`, `k`; `c` must hold `m·n` elements;
+/// the launch must be the one described there (v18's grid may be smaller).
+#[inline(always)]
+pub unsafe fn ladder_tma_wgmma(
+    _a: *const u16,
+    _b: *const u16,
+    c: *mut u16,
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u8,
+) {
+    let problem = Problem {
+        m,
+        n,
+        k,
+        batch: 1,
+        a_follows_batch: false,
+        b_follows_batch: false,
+    };
+    // Inlined into the body like the code it replaces (a call would spill the accumulators).
+    let store = #[inline(always)]
+    |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
+        seq!(j in 0..32 {
+            let col = first_col + 8 * j;
+            // SAFETY: `store_f16x2_or_partial` skips elements outside the m×n matrix `c`.
+            unsafe {
+                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[4 * j], acc[4 * j + 1]));
+                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[4 * j + 2], acc[4 * j + 3]));
+            }
+        });
+    };
+    // SAFETY: the caller's contract is the body's.
+    unsafe { tma_wgmma::<F16, false, false, false>(&problem, maps, store) };
+}
+
+/// The operand element types of the TMA + `wgmma` GEMM: 16-bit floats.
+pub trait HalfElement: Element {
+    /// Two f32 values rounded to this type and packed, `low` in bits 0–15.
+    fn pack2(low: f32, high: f32) -> u32;
+    /// [`wgmma_m64n256k16`] for this type with `imm-trans-b = TRANS_B`.
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool);
+    /// [`wgmma_m64n256k16_overwrite`] for this type with `imm-trans-b = TRANS_B`.
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64);
+}
+
+impl HalfElement for F16 {
+    #[inline(always)]
+    fn pack2(low: f32, high: f32) -> u32 {
+        pack_f16x2(low, high)
+    }
+    #[inline(always)]
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k16::<false, TRANS_B>(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k16_overwrite::<false, TRANS_B>(acc, a, b) }
+    }
+}
+
+impl HalfElement for Bf16 {
+    #[inline(always)]
+    fn pack2(low: f32, high: f32) -> u32 {
+        pack_bf16x2(low, high)
+    }
+    #[inline(always)]
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k16::<true, TRANS_B>(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k16_overwrite::<true, TRANS_B>(acc, a, b) }
+    }
+}
+
+/// The extent of one product for [`tma_wgmma`]; the matrices themselves are behind the maps.
+pub struct Problem {
+    /// Rows of A and C.
+    pub m: u32,
+    /// Columns of B and C.
+    pub n: u32,
+    /// The reduction length.
+    pub k: u32,
+    /// Batch items (3-D maps only; 1 with 2-D maps).
+    pub batch: u32,
+    /// Whether A's tiles come from batch item `z` (else always from item 0: A shared by the
+    /// whole batch, batch stride 0, encoded with a batch dimension of 1).
+    pub a_follows_batch: bool,
+    /// The same for B.
+    pub b_follows_batch: bool,
+}
+
+/// The walk of one block over its work items: item `w` is tile `w mod tiles` of batch item
+/// `⌊w / tiles⌋`; the block takes its linear index over the grid (x, 1, z) first, then steps
+/// of the grid's size. Without batch (`BATCHED` false) this is the ladder's
+/// `tile = block_x; tile < tiles; tile += grid_dim_x` exactly. Few registers on purpose: the
+/// walk stays live through the epilogue, next to the 128 accumulators.
+struct Walk<const BATCHED: bool> {
+    item: u32,
+    items: u32,
+    tiles: u32,
+}
+
+impl<const BATCHED: bool> Walk<BATCHED> {
+    /// `items` = batch · tiles (no more than 2³¹, so that stepping cannot wrap).
+    #[inline(always)]
+    fn new(tiles: u32, items: u32) -> Self {
+        let first = if BATCHED {
+            block_z() * grid_dim_x() + block_x()
+        } else {
+            block_x()
+        };
+        Walk {
+            item: first,
+            items,
+            tiles,
+        }
+    }
+
+    #[inline(always)]
+    fn valid(&self) -> bool {
+        self.item < self.items
+    }
+
+    /// The batch item of the current work item.
+    #[inline(always)]
+    fn z(&self) -> u32 {
+        if BATCHED { self.item / self.tiles } else { 0 }
+    }
+
+    /// The tile (grouped-order index within its batch item) of the current work item.
+    #[inline(always)]
+    fn tile(&self) -> u32 {
+        if BATCHED {
+            self.item % self.tiles
+        } else {
+            self.item
+        }
+    }
+
+    #[inline(always)]
+    fn advance(&mut self) {
+        let step = if BATCHED {
+            // Read afresh (not hoisted out of the loop into a register that would have to
+            // live through the epilogue).
+            let blocks: u32;
+            // SAFETY: reads two special registers.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .u32 x, z; mov.u32 x, %nctaid.x; mov.u32 z, %nctaid.z; mul.lo.u32 {blocks}, x, z; }}",
+                    blocks = out(reg32) blocks,
+                    options(nomem, nostack),
+                )
+            };
+            blocks
+        } else {
+            grid_dim_x()
+        };
+        self.item += step;
+    }
+}
+
+/// The TMA + `wgmma` GEMM over this block's work items (see [`Walk`]), tiles of each item in
+/// v9's grouped order. `E`: the element type; `B_NK`: B stored `[n, k]` (else `[k, n]`);
+/// `BATCHED`: 3-D tensor maps whose third coordinate is the batch item (else 2-D maps and
+/// batch 1); `TILE_ACC`: accumulators local to each tile, the first step of each tile peeled
+/// so that its first `wgmma` overwrites them (the library's heavier epilogue needs the
+/// registers they free), else the ladder's array that lives across tiles. `maps` holds the
+/// tensor map of A, then that of B, [`TENSOR_MAP_BYTES`] apart.
+/// `store(acc, z, row, col)` stores a finished tile: this thread's accumulators (layout in the
+/// module documentation) belong to rows `row` and `row + 8` and columns `col + 8·j, +1` of
+/// batch item `z` (`row`, `col` may lie beyond m, n).
+///
+/// # Safety
+/// Launch: `gemm_geometry::v17::THREADS` threads, at least `gemm_geometry::v17::SHARED_BYTES`
+/// of dynamic shared memory, a grid (x, 1, z) (z = 1 unless `BATCHED`); `maps` must point to
+/// the two tensor maps, 64-byte aligned, encoded as `gemm_geometry::v17` and the entries'
+/// documentation say, for this problem; `store` must be safe for every `(z, row, col)` it is
+/// given.
+#[inline(always)]
+pub unsafe fn tma_wgmma<
+    E: HalfElement,
+    const B_NK: bool,
+    const BATCHED: bool,
+    const TILE_ACC: bool,
+>(
+    problem: &Problem,
+    maps: *const u8,
+    store: impl Fn(&[f32; 128], u32, u32, u32),
+) {
+    let (m, n, k) = (problem.m, problem.n, problem.k);
+    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
+    let tiles = tiles_m * tiles_n;
+    let items = if BATCHED {
+        if tiles == 0 || problem.batch == 0 {
+            // Nothing to compute (and no division by zero in `Walk`); every thread leaves.
+            return;
+        }
+        // batch · tiles must stay below 2³¹ (item + grid size cannot wrap): far beyond any
+        // C that fits in memory (2³¹ tiles of 32 768 elements), but refused loudly.
+        match problem.batch.checked_mul(tiles) {
+            Some(items) if items <= i32::MAX as u32 => items,
+            _ => trap(),
+        }
+    } else {
+        tiles
+    };
+    let thread = thread_x();
+    let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
+    let barriers = stages_address + STAGES * STAGE_BYTES;
+    let full = |stage: u32| barriers + BARRIER_BYTES * stage;
+    let empty = |stage: u32| barriers + BARRIER_BYTES * (STAGES + stage);
+    if thread == 0 {
+        for stage in 0..STAGES {
+            // `full`: the producer's one arrival plus the stage's bytes; `empty`: every
+            // consumer thread.
+            unsafe {
+                barrier_init(full(stage), 1);
+                barrier_init(empty(stage), CONSUMER_THREADS);
+            }
+        }
+        fence_barrier_init();
+    }
+    sync_threads();
+
+    let tile_origin = |tile: u32| {
+        let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);
+        (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N)
+    };
+    let steps = k.div_ceil(TILE_K);
+    // Both sides walk the same sequence of (item, step) and so of (stage, round): the stage
+    // ring and the barrier phases run on across tiles and batch items.
+    let mut ring = StageRing::<STAGES>::new();
+    if thread >= CONSUMER_THREADS {
+        if thread == CONSUMER_THREADS {
+            let (map_a, map_b) = (maps, unsafe { maps.add(TENSOR_MAP_BYTES as usize) });
+            let mut walk = Walk::<BATCHED>::new(tiles, items);
+            while walk.valid() {
+                let (first_row, first_col) = tile_origin(walk.tile());
+                // The batch coordinate of each map: item 0 for an operand shared by the batch.
+                let z_a = if problem.a_follows_batch { walk.z() } else { 0 };
+                let z_b = if problem.b_follows_batch { walk.z() } else { 0 };
+                for step in 0..steps {
+                    let stage = ring.index();
+                    if ring.round() > 0 {
+                        // The consumers' release of this stage from the previous round.
+                        unsafe { barrier_wait(empty(stage), ring.phase() ^ 1) };
+                    }
+                    let start = stages_address + stage * STAGE_BYTES;
+                    let b_tile = start + A_TILE_BYTES;
+                    let k_first = step * TILE_K;
+                    // SAFETY: the stage is free (waited above), 1 024-aligned, and its
+                    // barrier expects exactly the bytes of these boxes (zero-filled parts
+                    // included).
+                    unsafe {
+                        barrier_arrive_expect_bytes(full(stage), STAGE_BYTES);
+                        // A: box (k 64, rows 128) at (k_first, first_row).
+                        if BATCHED {
+                            tma_load_3d(start, map_a, k_first, first_row, z_a, full(stage));
+                        } else {
+                            tma_load_2d(start, map_a, k_first, first_row, full(stage));
+                        }
+                        if B_NK {
+                            // B [n, k]: one box (k 64, n-rows 256) at (k_first, first_col).
+                            if BATCHED {
+                                tma_load_3d(b_tile, map_b, k_first, first_col, z_b, full(stage));
+                            } else {
+                                tma_load_2d(b_tile, map_b, k_first, first_col, full(stage));
+                            }
+                        } else {
+                            // B [k, n]: four boxes (n 64, k-rows 64) at (first_col + 64j, k_first).
+                            seq!(slab in 0..4 {
+                                let slab_col = first_col + slab * B_KN_BOX[0];
+                                let slab_tile = b_tile + slab * B_SLAB_BYTES;
+                                if BATCHED {
+                                    tma_load_3d(slab_tile, map_b, slab_col, k_first, z_b, full(stage));
+                                } else {
+                                    tma_load_2d(slab_tile, map_b, slab_col, k_first, full(stage));
+                                }
+                            });
+                        }
+                    }
+                    ring.advance();
+                }
+                walk.advance();
+            }
+        }
+        return;
+    }
+
+    let warpgroup = thread / 128;
+    let (warp, lane) = (thread % 128 / 32, thread % 32);
+    // The ladder (`TILE_ACC` false): zeroed once; each tile's first `wgmma` ignores it
+    // (`accumulate` false), and writing the accumulators between `wgmma`s with ordinary
+    // instructions would make ptxas serialize them. They stay live from tile to tile, which
+    // the ladder's plain store can afford.
+    let mut acc = [0.0f32; 128];
+    let mut walk = Walk::<BATCHED>::new(tiles, items);
+    while walk.valid() {
+        if TILE_ACC {
+            // The library (`TILE_ACC`): a fresh array per tile, overwritten by the tile's first
+            // `wgmma` (output-only operands, see `wgmma_m64n256k16_overwrite`), so that the
+            // accumulators die as the epilogue consumes them and leave it registers. The zeros
+            // survive only where no `wgmma` runs (k = 0), outside any `wgmma` pipeline.
+            acc = [0.0f32; 128];
+        }
+        let (first_row, first_col) = tile_origin(walk.tile());
+        let mut previous_stage = ring.index();
+        let mut first_step = 0;
+        if TILE_ACC && steps > 0 {
+            // Step 0, peeled: its first `wgmma` overwrites the accumulators.
+            let stage = ring.index();
+            unsafe { barrier_wait(full(stage), ring.phase()) };
+            warpgroup_fence();
+            // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
+            // issues this together.
+            unsafe {
+                multiply_stage::<E, B_NK, true>(
+                    &mut acc,
+                    stages_address + stage * STAGE_BYTES,
+                    warpgroup,
+                    false,
+                )
+            };
+            warpgroup_commit();
+            warpgroup_wait::<1>();
+            previous_stage = stage;
+            ring.advance();
+            first_step = 1;
+        }
+        for step in first_step..steps {
+            let stage = ring.index();
+            unsafe { barrier_wait(full(stage), ring.phase()) };
+            warpgroup_fence();
+            // SAFETY: as above.
+            unsafe {
+                multiply_stage::<E, B_NK, false>(
+                    &mut acc,
+                    stages_address + stage * STAGE_BYTES,
+                    warpgroup,
+                    step > 0,
+                )
+            };
+            warpgroup_commit();
+            // The previous step's group is done: hand its stage back to the producer.
+            warpgroup_wait::<1>();
+            if step > 0 {
+                unsafe { barrier_arrive(empty(previous_stage)) };
+            }
+            previous_stage = stage;
+            ring.advance();
+        }
+        warpgroup_wait::<0>();
+        pin_accumulators::<128>(&mut acc);
+        // The last stage is free too: the producer may already fill it for the next tile
+        // while this one is stored. (With k = 0 this arrives on a stage no one waits for,
+        // which is harmless: the producer issues no copies.)
+        unsafe { barrier_arrive(empty(previous_stage)) };
+
+        let row = first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
+        store(&acc, walk.z(), row, first_col + 2 * (lane % 4));
+        walk.advance();
+    }
+}
+
+/// The four `wgmma` (k16 slices) of one 64-deep stage starting at shared address `start`,
+/// for the 64 rows of `warpgroup`: `acc (+)= A_slice · B_slice`, accumulating from the first
+/// slice on when `accumulate`, and with `OVERWRITE` the first slice through the output-only
+/// form (then `accumulate` must be false). Descriptors: see the module documentation.
+///
+/// # Safety
+/// The stage's tiles must have landed; all 128 threads of the warpgroup call this together,
+/// between [`warpgroup_fence`] and [`warpgroup_commit`].
+#[inline(always)]
+unsafe fn multiply_stage<E: HalfElement, const B_NK: bool, const OVERWRITE: bool>(
+    acc: &mut [f32; 128],
+    start: u32,
+    warpgroup: u32,
+    accumulate: bool,
+) {
+    let a_tile = start + warpgroup * WARPGROUP_ROWS * ROW_BYTES;
+    let b_tile = start + A_TILE_BYTES;
+    seq!(kstep in 0..4 {
+        // A, K-major: slice kstep is 32 bytes into every 128-byte row.
+        let a_desc = swizzled_descriptor(a_tile + kstep * 32, UNUSED_LEADING_BYTES, ATOM_BYTES);
+        let b_desc = if B_NK {
+            // B [n, k], K-major: the same form as A.
+            swizzled_descriptor(b_tile + kstep * 32, UNUSED_LEADING_BYTES, ATOM_BYTES)
+        } else {
+            // B [k, n], MN-major: slice kstep starts 16 k-rows down; slabs 8 KiB apart.
+            swizzled_descriptor(b_tile + kstep * 16 * ROW_BYTES, B_SLAB_BYTES, ATOM_BYTES)
+        };
+        // SAFETY (all four): the caller's contract.
+        if OVERWRITE && kstep == 0 {
+            if B_NK {
+                unsafe { E::mma_overwrite::<B_K_MAJOR>(acc, a_desc, b_desc) };
+            } else {
+                unsafe { E::mma_overwrite::<B_MN_MAJOR>(acc, a_desc, b_desc) };
+            }
+        } else if B_NK {
+            unsafe { E::mma::<B_K_MAJOR>(acc, a_desc, b_desc, accumulate || kstep > 0) };
+        } else {
+            unsafe { E::mma::<B_MN_MAJOR>(acc, a_desc, b_desc, accumulate || kstep > 0) };
+        }
+    });
+}
+
+/// The library entries' instance of [`tma_wgmma`] (`gemm_v18_{f16,bf16}_{kn,nk}`): 3-D tensor
+/// maps at `args.tensor_maps` (batch as the third dimension), the fused epilogue of
+/// [`GemmArgs`] on the fp32 accumulators before narrowing, C written with `ldc` and
+/// `stride_c`. See `gemm_v18_f16_kn` for the launch and the preconditions.
+///
+/// # Safety
+/// As for the entries.
+#[inline(always)]
+pub unsafe fn library_gemm<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
+    let problem = Problem {
+        m: args.m,
+        n: args.n,
+        k: args.k,
+        batch: args.batch,
+        a_follows_batch: args.stride_a != 0,
+        b_follows_batch: args.stride_b != 0,
+    };
+    let (m, n) = (args.m, args.n);
+    let (ldc, stride_c) = (args.ldc as u64, args.stride_c);
+    let c = args.c as *mut E;
+    // Pairs of neighbouring columns go out as one 32-bit store when every pair start is
+    // 4-byte aligned: base 4-byte aligned, ldc and the batch stride even. Otherwise element by
+    // element (any 2-byte-aligned C).
+    let pairs = args.c % 4 == 0 && ldc % 2 == 0 && (args.batch == 1 || stride_c % 2 == 0);
+    let plain = args.is_plain_store();
+    let store = #[inline(always)]
+    |acc: &[f32; 128], z: u32, row: u32, first_col: u32| {
+        // 64-bit offsets: z·stride_c and row·ldc may pass 2³². Only this row's address stays
+        // live through the stores (row + 8's is 8·ldc further): the epilogue runs next to the
+        // 128 accumulators, with few registers to spare. Not dereferenced unless row < m.
+        let c_row = c.wrapping_add((z as u64 * stride_c + row as u64 * ldc) as usize);
+        let rows_inside = (row < m, row + 8 < m);
+        // SAFETY: `store_rows` stores only to rows < m and columns < n of this item of C.
+        unsafe {
+            if plain {
+                store_rows::<E, true>(args, acc, c_row, rows_inside, n, first_col, pairs);
+            } else {
+                store_rows::<E, false>(args, acc, c_row, rows_inside, n, first_col, pairs);
+            }
+        }
+    };
+    let maps = args.tensor_maps as *const u8;
+    // SAFETY: the entries' contract.
+    unsafe { tma_wgmma::<E, B_NK, true, true>(&problem, maps, store) };
+}
+
+/// Stores this thread's 128 values of a tile: `acc[4j], acc[4j + 1]` at row `row`, columns
+/// `first_col + 8j, +1` (address `c_row`), and `acc[4j + 2], acc[4j + 3]` at row `row + 8`
+/// (`c_row + 8·ldc`), for j = 0..31 in order, through the epilogue (a plain store when
+/// `PLAIN`), pairs as one 32-bit store when `pairs` allows, rows outside (`rows_inside`
+/// false) and columns ≥ n skipped.
+///
+/// # Safety
+/// Where `rows_inside` says so, `c_row` and `c_row + 8·ldc` must point to rows of C with at
+/// least `n` elements.
+#[inline(always)]
+unsafe fn store_rows<E: HalfElement, const PLAIN: bool>(
+    args: &GemmArgs,
+    acc: &[f32; 128],
+    c_row: *mut E,
+    rows_inside: (bool, bool),
+    n: u32,
+    first_col: u32,
+    pairs: bool,
+) {
+    seq!(j in 0..32 {
+        // Each pair computes its column afresh from `first_col`: left alone, LLVM hoists all
+        // 32 columns above the stores, 32 registers the epilogue does not have.
+        let col = opaque(first_col) + 8 * j;
+        // SAFETY (both): the caller's contract.
+        if rows_inside.0 {
+            unsafe { store_pair::<E, PLAIN>(args, c_row, n, col, pairs, acc[4 * j], acc[4 * j + 1]) };
+        }
+        if rows_inside.1 {
+            let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
+            unsafe { store_pair::<E, PLAIN>(args, c_row_8, n, col, pairs, acc[4 * j + 2], acc[4 * j + 3]) };
+        }
+    });
+}
+
+/// `x`, through an empty `asm!` the compiler cannot see through, merge or move: values
+/// derived from the result are computed where they are used.
+#[inline(always)]
+fn opaque(x: u32) -> u32 {
+    let y: u32;
+    // SAFETY: a register move.
+    unsafe {
+        core::arch::asm!("mov.u32 {y}, {x};", y = out(reg32) y, x = in(reg32) x, options(nomem, nostack))
+    };
+    y
+}
+
+/// Columns `col` and `col + 1` of the row at `c_row`: the epilogue of [`apply`] (unless
+/// `PLAIN`: a plain store), narrowed to `E`, one 32-bit store if both columns are < n and
+/// `pairs`, else each column < n on its own.
+///
+/// # Safety
+/// `c_row` must point to a row of C with at least `n` elements.
+#[inline(always)]
+unsafe fn store_pair<E: HalfElement, const PLAIN: bool>(
+    args: &GemmArgs,
+    c_row: *mut E,
+    n: u32,
+    col: u32,
+    pairs: bool,
+    v0: f32,
+    v1: f32,
+) {
+    if col >= n {
+        return;
+    }
+    // SAFETY (all below): col < n, and col + 1 is used only when < n.
+    let at = unsafe { c_row.add(col as usize) };
+    let finish = #[inline(always)]
+    |acc: f32, at: *mut E, col: u32| {
+        if PLAIN {
+            acc
+        } else {
+            unsafe { apply::<E>(args, acc, at, col) }
+        }
+    };
+    if pairs && col + 1 < n {
+        let at_next = unsafe { at.add(1) };
+        let packed = E::pack2(finish(v0, at, col), finish(v1, at_next, col + 1));
+        unsafe { (at as *mut u32).write(packed) };
+    } else {
+        unsafe { at.write(E::from_f32(finish(v0, at, col))) };
+        if col + 1 < n {
+            let at_next = unsafe { at.add(1) };
+            unsafe { at_next.write(E::from_f32(finish(v1, at_next, col + 1))) };
+        }
+    }
+}
