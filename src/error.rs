@@ -273,6 +273,15 @@ pub enum GemmError {
     /// No usable GPU: no driver library, no device, or the driver refused to start.
     #[error("no CUDA GPU available: {0}")]
     NoGpu(String),
+    /// The driver failed while looking for or opening a GPU.
+    #[error("no CUDA GPU available: {context}: {source}")]
+    GpuUnavailable {
+        /// What was being done.
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
     /// cuBLAS could not be loaded or failed.
     #[error("cuBLAS: {0}")]
     Cublas(String),

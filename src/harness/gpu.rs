@@ -36,8 +36,11 @@ impl Gpu {
     /// H100, `Some(&PORTABLE)` runs the portable sm_80 module as an Ampere GPU would.
     pub fn open_module(module: Option<&crate::ptx::PtxModule>) -> Result<Self, GemmError> {
         crate::runtime::check_driver(0)?;
-        let context = cudarc::driver::CudaContext::new(0)
-            .map_err(|e| GemmError::NoGpu(format!("could not open device 0: {e}")))?;
+        let context =
+            cudarc::driver::CudaContext::new(0).map_err(|source| GemmError::GpuUnavailable {
+                context: "could not open device 0".into(),
+                source,
+            })?;
         let chosen = crate::ptx::for_device(&context)?;
         let module = module.unwrap_or(chosen);
         let (major, minor) = context

@@ -401,6 +401,9 @@ fn launch_with_constants<'a>(
     for constant in constants {
         builder.arg(constant);
     }
+    // SAFETY: both callers checked A and C against the weights' shape (check_buffers), sized
+    // the scratch buffers for it, and pushed the arguments in the order of the kernel's
+    // signature; the weights were uploaded in the layout the entry decodes.
     unsafe { builder.launch(config) }
         .map(drop)
         .map_err(|e| GemmError::cuda(format!("launching {entry}"), e))

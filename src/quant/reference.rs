@@ -121,6 +121,9 @@ pub fn launch_reference(
     };
     builder.arg(c).arg(&m).arg(&n).arg(&k).arg(&group);
     builder.arg(&kind).arg(&bits).arg(&exponent).arg(&mantissa);
+    // SAFETY: A and C were checked against the weights' shape (check_activations), the codes,
+    // scales and zero points were uploaded for that shape, and the arguments follow the
+    // kernel's signature.
     unsafe { builder.launch(config) }
         .map(drop)
         .map_err(|e| GemmError::cuda(format!("launching {REFERENCE_ENTRY}"), e))

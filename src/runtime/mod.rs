@@ -61,8 +61,10 @@ pub fn check_driver(ordinal: usize) -> Result<(), GemmError> {
                 .into(),
         ));
     }
-    let count = CudaContext::device_count()
-        .map_err(|e| GemmError::NoGpu(format!("the driver could not start: {e}")))?;
+    let count = CudaContext::device_count().map_err(|source| GemmError::GpuUnavailable {
+        context: "the driver could not start".into(),
+        source,
+    })?;
     if count < 1 {
         return Err(GemmError::NoGpu("the driver reports no CUDA device".into()));
     }
@@ -110,8 +112,10 @@ impl Runtime {
     /// stream to [`Runtime::new`].
     pub fn open(ordinal: usize, ptx: &str) -> Result<Self, GemmError> {
         check_driver(ordinal)?;
-        let context = CudaContext::new(ordinal)
-            .map_err(|e| GemmError::NoGpu(format!("could not open device {ordinal}: {e}")))?;
+        let context = CudaContext::new(ordinal).map_err(|source| GemmError::GpuUnavailable {
+            context: format!("could not open device {ordinal}"),
+            source,
+        })?;
         // SAFETY: no buffer exists on this fresh context yet, and the harness uses one stream.
         unsafe { context.disable_event_tracking() };
         Self::with_ptx(context.default_stream(), ptx)
