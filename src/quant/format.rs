@@ -1,5 +1,5 @@
 //! Low-bit weight formats and their CPU semantics: the definition every dequantizing kernel
-//! (issue 4) is checked against.
+//! is checked against.
 //!
 //! A weight matrix `W[k×n]` is quantized in groups of `group` consecutive rows (along k) per
 //! column: each group has one fp16 scale (and, for unsigned formats, optionally one integer
