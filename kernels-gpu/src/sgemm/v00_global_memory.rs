@@ -8,7 +8,7 @@
 //! C (coalesced); the A element is the same for the whole warp (a broadcast). Every operand
 //! still comes from global memory (or L1/L2), one fma per two loads.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 6.7 TFLOP/s, 13% of cuBLAS (51.5 TFLOP/s).
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 6.7 TFLOP/s, 13% of cuBLAS (52.0 TFLOP/s).
 //!
 //! Launch: block 32×8 threads, grid ⌈n/32⌉ × ⌈m/8⌉, no shared memory.
 

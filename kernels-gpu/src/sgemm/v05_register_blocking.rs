@@ -17,7 +17,7 @@
 //! layout needed 8 for 16 (0.75 against 0.5 per fma). Register blocking only pays once the
 //! fragments are read without conflicts: v6 and v7 fix that.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 19.0 TFLOP/s, 37% of cuBLAS: *slower* than v4, see below.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 18.9 TFLOP/s, 36% of cuBLAS: *slower* than v4, see below.
 //!
 //! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 8 KiB of dynamic shared memory.
 

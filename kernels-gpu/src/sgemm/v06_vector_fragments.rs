@@ -11,7 +11,7 @@
 //! **Still limited by** the A column: its 8 values sit 8 floats apart in the row-major A tile,
 //! so they cannot be read as a vector (v7 stores A transposed).
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 26.7 TFLOP/s, 52% of cuBLAS.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 26.5 TFLOP/s, 51% of cuBLAS.
 //!
 //! Launch: as v5.
 

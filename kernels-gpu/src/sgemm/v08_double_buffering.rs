@@ -10,7 +10,7 @@
 //! the pair being written is never the pair being read, and the single barrier at the end of a
 //! step guarantees every warp has finished reading the pair the next step will overwrite.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 38.9 TFLOP/s, 75% of cuBLAS.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 38.6 TFLOP/s, 74% of cuBLAS.
 //!
 //! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 16 KiB of dynamic shared memory.
 

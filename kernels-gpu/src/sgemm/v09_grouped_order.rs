@@ -19,7 +19,7 @@
 //! it costs nothing and matters for kernels that run nearer the memory roof, like the
 //! tensor-core GEMMs.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 38.9 TFLOP/s, 76% of cuBLAS: the same as v8, see below.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 38.6 TFLOP/s, 74% of cuBLAS: the same as v8, see below.
 //!
 //! The order itself, [`grouped_tile`], lives in [`crate::tile_order`] (re-exported here), since
 //! every later rung uses it too.

@@ -14,8 +14,8 @@
 //! region, so each vector it reads serves more of its lanes. It keeps v8's double buffering and
 //! v9's grouped order.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.3 TFLOP/s, 82% of cuBLAS
-//! (42.3 TFLOP/s, 81.5%, at 8192³).
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 41.9 TFLOP/s, 80.5% of cuBLAS
+//! (42.3 TFLOP/s, 81.8%, at 8192³).
 //!
 //! Launch: (BLOCK_TILE_M/64)·(BLOCK_TILE_N/32)·32 threads (1-D), grid ⌈m/BM⌉·⌈n/BN⌉ (1-D),
 //! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.

@@ -9,9 +9,9 @@
 //! load but leave fewer blocks to spread over 132 SMs; deeper `TILE_K` halves the barriers per
 //! flop but doubles the shared memory per stage. Measuring beats guessing.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.7 TFLOP/s, 83% of cuBLAS,
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.4 TFLOP/s, 81% of cuBLAS,
 //! choosing a 128×256 tile 8 deep with 8×16 outputs per thread (a near tie with v10's tile);
-//! at 1024³ it picks 64×128×16 and reaches 93% of cuBLAS where v10 reaches 62%.
+//! at 1024³ it picks 64×128×16 and reaches 90% of cuBLAS where v10 reaches 61%.
 //!
 //! Launch: per candidate, as v10 with that candidate's tile (the host's table lists them).
 

@@ -9,8 +9,8 @@
 //! each on an H100, for arithmetic the GEMM's threads can do on values they already hold. Fused,
 //! the only extra traffic is reading C once when beta is not 0.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 42.1 TFLOP/s, 82% of cuBLAS, as
-//! v10's 42.3, run with alpha 1, beta 0 and no activation: passing the epilogue at run time
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 41.8 TFLOP/s, 80% of cuBLAS, as
+//! v10's 41.9, run with alpha 1, beta 0 and no activation: passing the epilogue at run time
 //! costs nothing measurable. `tests/gpu_epilogue.rs` checks other epilogues (scaling, beta·C,
 //! leaky ReLU) against the CPU reference at aligned and ragged shapes.
 //!

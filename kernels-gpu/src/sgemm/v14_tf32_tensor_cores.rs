@@ -7,7 +7,7 @@
 //! 64×64 tile of C: 4 × 8 tiles of 16×8, 128 fp32 accumulators per thread, spread over the
 //! warp as the PTX ISA's fragment layout says (see [`crate::tensor_core`]).
 //!
-//! **Fixes.** v13 had reached the FFMA pipe's limits (91% of cuBLAS SGEMM, no faster way to
+//! **Fixes.** v13 had reached the FFMA pipe's limits (89–91% of cuBLAS SGEMM, no faster way to
 //! do fp32 multiplies). The H100's tensor cores do TF32 several times faster than its FMA units
 //! do fp32, at the price of input precision: a TF32 result differs from fp32 by about 2⁻¹¹
 //! relative to the terms (see `host/src/verify.rs`), which is what cuBLAS's own TF32 mode
@@ -20,8 +20,8 @@
 //! 16 + 4 floats long (thread (g, q) reads bank `20g + q mod 32`: all 32 distinct), B rows
 //! 128 + 8 (bank `8q + g`: distinct). v15 solves the same problem by swizzling instead.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 150.7 TFLOP/s, 3.2× v13 but 37% of
-//! cuBLAS in TF32 mode (403 TFLOP/s); 35% at 8192³. What holds it back: 32 scalar shared loads
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 148.5 TFLOP/s, 3.2× v13 but 37% of
+//! cuBLAS in TF32 mode (404 TFLOP/s); 35% at 8192³. What holds it back: 32 scalar shared loads
 //! and 32 `cvt` per 32 `mma`, and `mma.sync` itself (see v15).
 //!
 //! Launch: 128 threads (4 warps, 2 × 2 warp tiles), grid ⌈m/128⌉·⌈n/128⌉ (1-D, grouped),

@@ -37,8 +37,9 @@
 //! The pipeline is v13's (4 `cp.async` stages, zeros outside the matrices); launch order is
 //! grouped.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 471.1 TFLOP/s, **63.0% of cuBLAS
-//! fp16** (748 TFLOP/s; 62.4% and 61.5% in earlier runs of the same code); 61% at 8192³.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 466.3 TFLOP/s, **61.2% of cuBLAS
+//! fp16** (762 TFLOP/s; 63.0% in the previous build's run, 62.4% and 61.5% in earlier runs);
+//! 62% at 8192³.
 //!
 //! **One body, five entries.** The same kernel serves the ladder entry
 //! [`hgemm_v15_fp16_tensor_cores`] (contiguous fp16, `C = A·B`) and the library entries

@@ -28,8 +28,8 @@
 //! `wgmma` group every warpgroup retired before the barrier); issue the 4 `wgmma` of step t and
 //! commit; wait until only that group is pending (so step t − 1's are done).
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 466.4 TFLOP/s, 62% of cuBLAS fp16
-//! (748 TFLOP/s), no faster than the final v15 at this size; 67% at 8192³.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 468.7 TFLOP/s, 62% of cuBLAS fp16
+//! (762 TFLOP/s), about as fast as the final v15 at this size (466.3); 67% at 8192³.
 //!
 //! Launch: 256 threads (2 warpgroups, 64 rows each), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
 //! [`SHARED_BYTES`] of dynamic shared memory (4 stages plus 1 KiB to align the first to 1 024).

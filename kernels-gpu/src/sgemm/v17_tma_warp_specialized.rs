@@ -18,8 +18,8 @@
 //! multiples of 8 (the host refuses other shapes with a message saying so); ragged `m`, `n`,
 //! `k` otherwise work, because the TMA fills everything outside the matrices with zeros.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 665.8 TFLOP/s, 89% of cuBLAS fp16
-//! (748 TFLOP/s); 94% at 8192³.
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 663.8 TFLOP/s, 87% of cuBLAS fp16
+//! (762 TFLOP/s; 89% in the previous build's run); 94% at 8192³.
 //!
 //! Launch: 288 threads (2 consumer warpgroups of 64 rows each, then the producer warp), grid
 //! ⌈m/128⌉·⌈n/256⌉ (1-D, grouped), [`SHARED_BYTES`] of dynamic shared memory; one extra

@@ -11,10 +11,10 @@
 //! still storing its 128×256 results. Here the producer fetches the next tile's first stages
 //! during the consumers' epilogue, and the setup is paid once per SM.
 //!
-//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 677.2 TFLOP/s, **90.5% of cuBLAS
-//! fp16** (748 TFLOP/s; 89.3–93.1% in other runs of the same code), the best rung; 93% at
-//! 8192³, 95% at 1024×8192×8192. Only 1–2% over v17: Nsight Compute on v17 puts L2 at 47% and
-//! DRAM at 24% of peak, so block setup was a small part of the gap (see `docs/ladder.md`).
+//! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 676.3 TFLOP/s, **88.8% of cuBLAS
+//! fp16** (762 TFLOP/s; 90.5% in the previous build's run, 89.3–93.1% in earlier runs), the
+//! best rung; 93% at 8192³, 95.5% at 1024×8192×8192. Only 1–2% over v17: Nsight Compute on
+//! v17 (an earlier build) puts L2 at 47% and DRAM at 24% of peak, so block setup was a small part of the gap (see `docs/ladder.md`).
 //!
 //! Launch: v17's, except the grid: min(⌈m/128⌉·⌈n/256⌉, SMs) blocks (the host's `Persistent`
 //! grid order).
