@@ -100,7 +100,7 @@ pub unsafe fn barrier_wait(barrier: u32, parity: u32) {
 /// `map` must point to a valid 2-D tensor map in global (or constant/param) memory, 64-byte
 /// aligned, describing memory that stays valid until the copy completes; `dst` must be a
 /// shared-state-space address aligned as the map's swizzle requires (1 024 bytes for the 128-byte
-/// swizzle, else 128) with room for the box inside the dynamic allocation; `barrier` an initialized
+/// swizzle) with room for the box inside the dynamic allocation; `barrier` an initialized
 /// `mbarrier` whose current phase expects the box's bytes.
 #[inline(always)]
 pub unsafe fn tma_load_2d(dst: u32, map: *const u8, x: u32, y: u32, barrier: u32) {
