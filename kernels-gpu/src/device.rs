@@ -110,6 +110,10 @@ pub fn at(row: u32, col: u32, cols: u32) -> usize {
 
 /// One element of a `rows × cols` row-major matrix, or 0 outside it. Tiles that hang over a
 /// ragged edge read zeros, which add nothing to the dot products.
+///
+/// # Safety
+/// When `row < rows` and `col < cols`, `matrix` must point to a readable row-major `rows × cols`
+/// f32 matrix (element (`row`, `col`) at offset `row·cols + col`); otherwise nothing is read.
 #[inline(always)]
 pub unsafe fn load_or_zero(matrix: *const f32, rows: u32, cols: u32, row: u32, col: u32) -> f32 {
     if row < rows && col < cols {
@@ -123,6 +127,10 @@ pub unsafe fn load_or_zero(matrix: *const f32, rows: u32, cols: u32, row: u32, c
 /// the matrix. One 128-bit load (`ld.global.v4.f32`) when the four lie inside and are 16-byte
 /// aligned, which needs `cols % 4 == 0` and a 16-byte-aligned base (the host checks the base);
 /// otherwise four scalar loads, so ragged shapes stay correct.
+///
+/// # Safety
+/// As [`load_or_zero`] for each of the four columns; in addition `matrix` must be 16-byte aligned
+/// whenever `cols % 4 == 0` (the vector path then assumes it), and `col` a multiple of 4.
 #[inline(always)]
 pub unsafe fn load4_or_zero(matrix: *const f32, rows: u32, cols: u32, row: u32, col: u32) -> f32x4 {
     if cols % 4 == 0 && row < rows && col + 4 <= cols {
@@ -140,12 +148,19 @@ pub unsafe fn load4_or_zero(matrix: *const f32, rows: u32, cols: u32, row: u32, 
 }
 
 /// Reads 4 floats from 16-byte-aligned memory (shared or global) with one vector access.
+///
+/// # Safety
+/// `ptr` must be 16-byte aligned and point to 4 readable floats (shared or global memory).
 #[inline(always)]
 pub unsafe fn read4(ptr: *const f32) -> f32x4 {
     unsafe { (ptr as *const f32x4).read() }
 }
 
 /// Writes 4 floats to 16-byte-aligned memory (shared or global) with one vector access.
+///
+/// # Safety
+/// `ptr` must be 16-byte aligned and point to 4 writable floats (shared or global memory) that no
+/// other thread accesses concurrently.
 #[inline(always)]
 pub unsafe fn write4(ptr: *mut f32, value: f32x4) {
     unsafe { (ptr as *mut f32x4).write(value) }
@@ -154,6 +169,11 @@ pub unsafe fn write4(ptr: *mut f32, value: f32x4) {
 /// Writes `value` to elements `col..col + 4` of row `row` (`col` a multiple of 4) of a
 /// `rows × cols` row-major matrix, skipping any that fall outside it. One 128-bit store when
 /// all four lie inside and are aligned (`cols % 4 == 0`), else up to four scalar stores.
+///
+/// # Safety
+/// When `row < rows`, `matrix` must point to a writable row-major `rows × cols` f32 matrix, 16-byte
+/// aligned whenever `cols % 4 == 0`, and `col` must be a multiple of 4; elements outside the matrix
+/// are not touched.
 #[inline(always)]
 pub unsafe fn store4_or_partial(
     matrix: *mut f32,
@@ -241,6 +261,12 @@ pub fn byte_offset<T>(base: *const T, count: u32, size: u32) -> *const T {
 /// [`shared_address`]), without passing through registers: the copy runs in the background
 /// until [`wait_async_copies`]. When `valid` is false nothing is read and `dst` is filled with
 /// zeros (the copy's source size is 0), so `src` need only be some valid address.
+///
+/// # Safety
+/// `dst` must be a 4-byte-aligned shared-state-space address of 4 bytes inside this block's dynamic
+/// shared memory; `src` must be a 4-byte-aligned global address, readable when `valid`. The
+/// destination must not be read before this thread has waited for the copy ([`wait_async_copies`])
+/// and, for other threads, a barrier after that.
 #[inline(always)]
 pub unsafe fn copy_async_4(dst: u32, src: *const f32, valid: bool) {
     let src_bytes: u32 = if valid { 4 } else { 0 };
@@ -257,6 +283,12 @@ pub unsafe fn copy_async_4(dst: u32, src: *const f32, valid: bool) {
 
 /// `cp.async` of 16 bytes (both addresses 16-byte aligned, any element type), bypassing L1
 /// (`.cg`). When `valid` is false nothing is read and `dst` is filled with zeros.
+///
+/// # Safety
+/// `dst` must be a 16-byte-aligned shared-state-space address of 16 bytes inside this block's
+/// dynamic shared memory; `src` must be a 16-byte-aligned global address of 16 bytes, readable when
+/// `valid`. The destination must not be read before the copy has been waited for
+/// ([`wait_async_copies`], then a barrier for other threads).
 #[inline(always)]
 pub unsafe fn copy_async_16<T>(dst: u32, src: *const T, valid: bool) {
     let src_bytes: u32 = if valid { 16 } else { 0 };
@@ -275,6 +307,9 @@ pub unsafe fn copy_async_16<T>(dst: u32, src: *const T, valid: bool) {
 /// source size. Same effect; but ptxas maps the predicate straight onto the copy instruction's
 /// own predicate, where from a source size held in a register it may derive address arithmetic
 /// per copy. Used where many copies per step are issued (v13).
+///
+/// # Safety
+/// That of [`copy_async_4`].
 #[inline(always)]
 pub unsafe fn copy_async_4_if(dst: u32, src: *const f32, valid: bool) {
     unsafe {
@@ -289,6 +324,9 @@ pub unsafe fn copy_async_4_if(dst: u32, src: *const f32, valid: bool) {
 }
 
 /// [`copy_async_16`] with `valid` given as the `ignore-src` predicate (see [`copy_async_4_if`]).
+///
+/// # Safety
+/// That of [`copy_async_16`].
 #[inline(always)]
 pub unsafe fn copy_async_16_if<T>(dst: u32, src: *const T, valid: bool) {
     unsafe {
@@ -335,6 +373,12 @@ macro_rules! launch_bounds {
 /// Writes `v0, v1` to elements `col, col + 1` of row `row` of a `rows × cols` row-major fp32
 /// matrix, skipping any outside it: one 64-bit store when both lie inside and are 8-byte
 /// aligned (`col` even and `cols % 2 == 0`), else up to two scalar stores.
+///
+/// # Safety
+/// When `row < rows`, `matrix` must point to a writable row-major `rows × cols` f32 matrix (element
+/// (`row`, `col`) at offset `row·cols + col`), and when `cols` is even, `matrix` must be 8-byte
+/// aligned and `col` even (the 64-bit store assumes it); elements outside the matrix are not
+/// touched.
 #[inline(always)]
 pub unsafe fn store2_or_partial(
     matrix: *mut f32,
@@ -366,6 +410,11 @@ pub unsafe fn store2_or_partial(
 /// Writes two fp16 values packed in `pair` (low half first) to elements `col, col + 1` of row
 /// `row` of a `rows × cols` row-major fp16 matrix, skipping any outside it: one 32-bit store
 /// when both lie inside and are 4-byte aligned, else up to two 16-bit stores.
+///
+/// # Safety
+/// When `row < rows`, `matrix` must point to a writable row-major `rows × cols` fp16 matrix, and
+/// when `cols` is even, `matrix` must be 4-byte aligned and `col` even (the 32-bit store assumes
+/// it); elements outside the matrix are not touched.
 #[inline(always)]
 pub unsafe fn store_f16x2_or_partial(
     matrix: *mut u16,
@@ -394,6 +443,10 @@ pub unsafe fn store_f16x2_or_partial(
 /// Eight consecutive fp16 elements `col..col + 8` of row `row` of a `rows × cols` row-major
 /// matrix, zeros outside it, packed two per register (low half first), by 16-bit loads: the
 /// path for rows whose starts are not 16-byte aligned, where `cp.async` cannot copy 16 bytes.
+///
+/// # Safety
+/// When `row < rows`, `matrix` must point to a readable row-major `rows × cols` fp16 matrix, 2-byte
+/// aligned; elements outside it are not read.
 #[inline(always)]
 pub unsafe fn load8_f16_or_zero(
     matrix: *const u16,
@@ -420,6 +473,10 @@ pub unsafe fn load8_f16_or_zero(
 
 /// Stores 16 bytes to the shared-memory address `dst` (16-byte aligned, see
 /// [`shared_address`]) with one `st.shared.v4.b32`.
+///
+/// # Safety
+/// `dst` must be a 16-byte-aligned shared-state-space address with 16 writable bytes inside this
+/// block's dynamic shared memory.
 #[inline(always)]
 pub unsafe fn store_shared_16(dst: u32, value: [u32; 4]) {
     unsafe {
@@ -436,6 +493,10 @@ pub unsafe fn store_shared_16(dst: u32, value: [u32; 4]) {
 }
 
 /// 16 bytes from the shared-memory address `dst` (16-byte aligned) with one `ld.shared.v4.b32`.
+///
+/// # Safety
+/// `src` must be a 16-byte-aligned shared-state-space address with 16 initialized bytes inside this
+/// block's dynamic shared memory.
 #[inline(always)]
 pub unsafe fn load_shared_16(src: u32) -> [u32; 4] {
     let (v0, v1, v2, v3): (u32, u32, u32, u32);
@@ -454,6 +515,10 @@ pub unsafe fn load_shared_16(src: u32) -> [u32; 4] {
 }
 
 /// The 16-bit value at the shared-memory address `src`, zero-extended.
+///
+/// # Safety
+/// `src` must be a 2-byte-aligned shared-state-space address inside this block's dynamic shared
+/// memory.
 #[inline(always)]
 pub unsafe fn load_shared_u16(src: u32) -> u32 {
     let value: u32;
@@ -469,6 +534,10 @@ pub unsafe fn load_shared_u16(src: u32) -> u32 {
 }
 
 /// The 32-bit value at the shared-memory address `src` (4-byte aligned).
+///
+/// # Safety
+/// `src` must be a 4-byte-aligned shared-state-space address inside this block's dynamic shared
+/// memory.
 #[inline(always)]
 pub unsafe fn load_shared_u32(src: u32) -> u32 {
     let value: u32;
@@ -480,6 +549,10 @@ pub unsafe fn load_shared_u32(src: u32) -> u32 {
 }
 
 /// Stores the 32-bit value `value` at the shared-memory address `dst` (4-byte aligned).
+///
+/// # Safety
+/// `dst` must be a 4-byte-aligned shared-state-space address inside this block's dynamic shared
+/// memory.
 #[inline(always)]
 pub unsafe fn store_shared_u32(dst: u32, value: u32) {
     unsafe {
@@ -489,6 +562,10 @@ pub unsafe fn store_shared_u32(dst: u32, value: u32) {
 }
 
 /// Stores the 16-bit value `value` at the shared-memory address `dst`.
+///
+/// # Safety
+/// `dst` must be a 2-byte-aligned shared-state-space address inside this block's dynamic shared
+/// memory.
 #[inline(always)]
 pub unsafe fn store_shared_u16(dst: u32, value: u32) {
     unsafe {

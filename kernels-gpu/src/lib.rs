@@ -27,8 +27,6 @@
 #![feature(gpu_launch_sized_workgroup_mem, core_float_math, portable_simd)]
 #![feature(asm_experimental_arch, stmt_expr_attributes)]
 #![allow(internal_features)]
-// Kernels take raw device pointers by design; the host validates them before every launch.
-#![allow(clippy::missing_safety_doc)]
 // `seq!` unrolls loops into straight code with literal indices (`0 * 4 + q`, `i as u32` on a
 // literal, `x % 1`...). That is the point of it: every register-array index becomes a
 // constant. These lints object to exactly those spelled-out constants.

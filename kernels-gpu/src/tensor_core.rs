@@ -178,6 +178,11 @@ impl HalfElement for Bf16 {
 /// 16-byte rows of matrix j; thread `lane` receives elements `(lane / 4, 2·(lane % 4) ..)` of
 /// each. For a row-major 16×16 A tile, lane `l` pointing at row `l % 16`, column `8·(l / 16)`
 /// yields exactly the m16n8k16 A fragment.
+///
+/// # Safety
+/// Warp-collective: all 32 threads of the warp must call it together (convergent). Each lane's
+/// `address` must be a 16-byte-aligned shared-state-space address of 16 readable bytes inside this
+/// block's dynamic shared memory, written before a barrier that precedes the call.
 #[inline(always)]
 pub unsafe fn load_matrix_x4(address: u32) -> [u32; 4] {
     let (r0, r1, r2, r3): (u32, u32, u32, u32);
@@ -199,6 +204,9 @@ pub unsafe fn load_matrix_x4(address: u32) -> [u32; 4] {
 /// thread `lane` receives elements `(2·(lane % 4) .., lane / 4)`. For a row-major k×n B tile,
 /// lane `l` pointing at row `l % 16`, column `8·(l / 16)` yields the B fragments of two
 /// neighbouring n8 tiles: `[b0, b1]` of the first, then of the second.
+///
+/// # Safety
+/// That of [`load_matrix_x4`].
 #[inline(always)]
 pub unsafe fn load_matrix_x4_transposed(address: u32) -> [u32; 4] {
     let (r0, r1, r2, r3): (u32, u32, u32, u32);
@@ -303,6 +311,12 @@ pub fn pin_accumulators<const COUNT: usize>(acc: &mut [f32; 128]) {
 /// result is there only after [`warpgroup_commit`] and [`warpgroup_wait`]. Thread `t` of the
 /// warpgroup holds, in `acc[i]`, row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column
 /// `8·(i / 4) + 2·(t % 4) + i % 2`.
+///
+/// # Safety
+/// `a` and `b` must describe operand tiles in this block's shared memory that the async proxy may
+/// read (landed through TMA or fenced with [`fence_shared_for_async_proxy`]); all 128 threads of a
+/// warpgroup must call it together, between [`warpgroup_fence`] and [`warpgroup_commit`], and must
+/// not touch `acc` again before [`warpgroup_wait`].
 #[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
@@ -334,6 +348,9 @@ pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
 
 /// [`wgmma_m64n256k16_f16`] on a 64×128×16 tile: the accumulators are `acc[0..64]` (the rest
 /// is untouched), same fragment layout.
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16_f16`].
 #[cfg(target_feature = "sm_90a")]
 #[inline(always)]
 pub unsafe fn wgmma_m64n128k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {

@@ -10,6 +10,11 @@
 
 /// Initializes the barrier at shared address `barrier` (8 bytes, 8-aligned) to expect
 /// `arrivals` arrivals per phase.
+///
+/// # Safety
+/// `barrier` must be an 8-byte-aligned shared-state-space address of 8 bytes inside this block's
+/// dynamic shared memory, not in use as a barrier; one thread initializes it, and no thread (nor
+/// a TMA copy) may use it before [`fence_barrier_init`] and a block barrier have followed.
 #[inline(always)]
 pub unsafe fn barrier_init(barrier: u32, arrivals: u32) {
     unsafe {
@@ -30,6 +35,10 @@ pub fn fence_barrier_init() {
 }
 
 /// One arrival on `barrier`.
+///
+/// # Safety
+/// `barrier` must be an initialized `mbarrier` in this block's shared memory (see
+/// [`barrier_init`]), and this arrival must be one of the arrivals its current phase expects.
 #[inline(always)]
 pub unsafe fn barrier_arrive(barrier: u32) {
     unsafe {
@@ -42,6 +51,10 @@ pub unsafe fn barrier_arrive(barrier: u32) {
 }
 
 /// One arrival on `barrier` that also announces `bytes` more bytes of copies to wait for.
+///
+/// # Safety
+/// That of [`barrier_arrive`]; the `bytes` announced must be exactly the bytes of the copies that
+/// will report to this phase of `barrier`.
 #[inline(always)]
 pub unsafe fn barrier_arrive_expect_bytes(barrier: u32, bytes: u32) {
     unsafe {
@@ -55,6 +68,11 @@ pub unsafe fn barrier_arrive_expect_bytes(barrier: u32, bytes: u32) {
 }
 
 /// Waits until the phase of `barrier` with parity `parity` (0 or 1) has completed.
+///
+/// # Safety
+/// `barrier` must be an initialized `mbarrier` in this block's shared memory (see
+/// [`barrier_init`]), and `parity` the parity of a phase that will complete (else the thread waits
+/// forever).
 #[inline(always)]
 pub unsafe fn barrier_wait(barrier: u32, parity: u32) {
     loop {
@@ -77,6 +95,13 @@ pub unsafe fn barrier_wait(barrier: u32, parity: u32) {
 /// Queues a TMA copy of the box at element coordinates (`x` innermost, `y`) of the matrix
 /// described by the tensor map at `map` (global memory, 64-byte aligned) to shared address
 /// `dst`, reporting its bytes to `barrier`.
+///
+/// # Safety
+/// `map` must point to a valid 2-D tensor map in global (or constant/param) memory, 64-byte
+/// aligned, describing memory that stays valid until the copy completes; `dst` must be a
+/// shared-state-space address aligned as the map's swizzle requires (1 024 bytes for the 128-byte
+/// swizzle) with room for the box inside the dynamic allocation; `barrier` an initialized
+/// `mbarrier` whose current phase expects the box's bytes.
 #[inline(always)]
 pub unsafe fn tma_load_2d(dst: u32, map: *const u8, x: u32, y: u32, barrier: u32) {
     unsafe {

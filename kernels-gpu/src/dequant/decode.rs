@@ -162,6 +162,14 @@ impl Cursor {
 /// loads its scales once, and a body for several (groups of 32 or 64 rows). Both keep the
 /// k-tile loop free of branches, so the compiler can overlap the `ldmatrix`, conversions and
 /// `mma` of consecutive k-tiles.
+///
+/// # Safety
+/// The pointers and `shape` must be as the entry point's documentation (and the module's) says: A
+/// `m × k_pad` fp16, the pre-packed weights, scales and offsets (`groups × n_pad` fp16, offsets
+/// null or valid) for this `BITS`/`KIND`, C `m × n` fp16 writable, the zeroed fp32 workspace (`m ×
+/// n_pad`) and zeroed per-tile counters; the launch must be the module's (256 threads,
+/// [`shared_bytes`]`(BITS)` of dynamic shared memory), every thread of the block calling it (it
+/// contains barriers).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
@@ -197,6 +205,9 @@ pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
     }
 }
 
+/// # Safety
+/// That of [`decode_gemm`], with `GROUP_TILES` matching `shape`'s group as `decode_gemm` chooses
+/// it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
@@ -483,6 +494,12 @@ fn add_group(
 /// Writes a block's sums for one output tile: straight to C as fp16 when the block computed
 /// all of its k (`shared_by == 1`), else added into the fp32 workspace; the last of the
 /// `shared_by` blocks to arrive converts the workspace's tile to fp16 and zeroes it.
+///
+/// # Safety
+/// Called by all threads of the block together (it contains barriers and the block's arrival on
+/// `counters`); `c`, `workspace` and `counters` as in [`decode_gemm`], with `m_tile`,
+/// `column_block` and `tile_index` naming a tile of this launch and `shared_by` the number of
+/// blocks that add into it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn finish_tile(
@@ -559,6 +576,9 @@ unsafe fn finish_tile(
 }
 
 /// `red.global.add.f32`: adds `value` to `*at` in L2, atomically.
+///
+/// # Safety
+/// `at` must be a 4-byte-aligned global-memory address of a writable f32.
 #[inline(always)]
 unsafe fn add_f32(at: *mut f32, value: f32) {
     unsafe {
@@ -568,6 +588,9 @@ unsafe fn add_f32(at: *mut f32, value: f32) {
 }
 
 /// Reads `*at` and leaves 0 there, atomically (`atom.exch`).
+///
+/// # Safety
+/// `at` must be a 4-byte-aligned global-memory address of a writable f32.
 #[inline(always)]
 unsafe fn take_f32(at: *mut f32) -> f32 {
     let old: f32;
@@ -586,6 +609,9 @@ fn fence_gpu() {
 }
 
 /// Counts this block in, returning how many had arrived before it (`atom.acq_rel.gpu.add`).
+///
+/// # Safety
+/// `counter` must be a 4-byte-aligned global-memory address of a writable u32 counter.
 #[inline(always)]
 unsafe fn arrive(counter: *mut u32) -> u32 {
     let old: u32;
@@ -605,6 +631,13 @@ macro_rules! decode_entry {
         /// C (`m × n` fp16), fp32 workspace (`m × n_pad`, zero) and one counter per output tile
         /// (zero) for tiles shared by several blocks, then m, n, column blocks, k chunks,
         /// group, and the format's constants.
+        ///
+        /// # Safety
+        /// All pointers must be device memory of the sizes listed above (A `m × k_pad`, scales and
+        /// offsets `groups × n_pad`, C `m × n`, workspace `m × n_pad`, one counter per output
+        /// tile), pre-packed for this entry's format, the workspace and counters zero at launch
+        /// (the kernel leaves them zero again); A, the weights, scales and offsets 16-byte aligned
+        /// as the packer produces them; the launch as the module documentation says.
         #[allow(clippy::too_many_arguments)]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(

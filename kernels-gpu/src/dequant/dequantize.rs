@@ -37,6 +37,12 @@ pub const fn shared_bytes(bits: u32) -> u32 {
 }
 
 /// Expands the block's chunk of pre-packed weights into `w` (`k × n` fp16, row-major).
+///
+/// # Safety
+/// `weights`, `scales`, `offsets` (null or valid) must be pre-packed for this `BITS`/`KIND` as the
+/// module documentation says, covering `k × n` with groups of `group` rows; `w` must point to `k ×
+/// n` writable fp16 elements; all threads of the block call it (it may contain barriers), with the
+/// module's launch geometry.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
@@ -147,6 +153,11 @@ macro_rules! expand_entry {
         /// Dequantize entry (see the module docs). Arguments: pre-packed weights, scales and
         /// offsets (`groups × n_pad` fp16; offsets may be null), W (`k × n` fp16), k, n, group,
         /// and the format's constants.
+        ///
+        /// # Safety
+        /// `weights`, `scales` and `offsets` (null or valid) must be device memory pre-packed for
+        /// this entry's format, covering `k × n` with groups of `group` rows; `w` must point to `k
+        /// × n` writable fp16 elements; launch as the module documentation says.
         #[allow(clippy::too_many_arguments)]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(

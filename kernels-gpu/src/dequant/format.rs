@@ -82,6 +82,10 @@ impl Format {
 /// Code number `index` of a densely packed, least-significant-bit-first stream of
 /// `bits`-wide codes, reading only the bytes that hold it (a code of up to 16 bits spans at
 /// most 3 bytes).
+///
+/// # Safety
+/// `stream` must be readable for every byte that holds code `index` (bytes `index·bits/8` up to
+/// `(index + 1)·bits/8`, rounded up), and `bits` must be 1 to 16.
 #[inline(always)]
 pub unsafe fn packed_code(stream: *const u8, index: usize, bits: u32) -> u32 {
     let first_bit = index * bits as usize;

@@ -17,6 +17,11 @@ use super::format::{F16, Format, f16_to_f32, f32_to_f16, packed_code};
 use crate::device::{block_dim_x, block_dim_y, block_x, block_y, fma, thread_x, thread_y};
 
 /// Reference weight-only-quantized GEMM: `C = A · dequant(W)`, one thread per element of C.
+///
+/// # Safety
+/// `a` must point to `m × k` fp16, `codes`, `scales` and `zeros` to the reference format's codes,
+/// scales and zero points for `k × n` weights with groups of `group` rows, and `c` to `m × n`
+/// writable fp16 elements, all device memory; launch as the module documentation says.
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn dequant_reference(

@@ -6,6 +6,27 @@
 //!
 //! v00–v15 run on every GPU from sm_80 on and are in both PTX builds; v16–v18 use Hopper's
 //! `wgmma` and TMA and exist only in the sm_90a build (see the crate documentation).
+//!
+//! # The ladder's launch contract
+//! Every ladder entry point (`sgemm_v00_*` … `hgemm_v18_*`, not the library's `gemm_*`
+//! entries, which take a [`gemm_geometry::GemmArgs`] and state their own contract) is an
+//! `unsafe` kernel whose caller, the host, must guarantee:
+//! - **Memory.** `a`, `b` and `c` are device pointers to contiguous row-major matrices of
+//!   exactly `m·k`, `k·n` and `m·n` elements (f32 up to v14, fp16 bit patterns from v15 on),
+//!   readable (A, B) and writable (C) for the whole launch; C does not overlap A or B, and no
+//!   other work touches C while the kernel runs.
+//! - **Alignment.** Every base is aligned to its element size; rungs that use 128-bit accesses
+//!   or 16-byte `cp.async`/TMA copies (v4 on) also need 16-byte-aligned bases, which device
+//!   allocations (256-byte aligned) give. A rung's own module documentation names any further
+//!   requirement (e.g. v17's `k`, `n` multiples of 8); its entry's `# Safety` section repeats
+//!   the alignment it assumes.
+//! - **Launch.** Exactly the block shape, grid and at least the dynamic shared memory that the
+//!   rung's module documentation gives under "Launch" (the host's table of rungs holds the same
+//!   numbers): the kernels index tiles from the block and thread indices, use every thread of
+//!   a block in barriers and warp- or warpgroup-collective instructions, and address shared
+//!   memory up to the size they assume without checking it.
+//! - **Shape.** `m`, `n`, `k` ≥ 1, small enough that `m·k`, `k·n`, `m·n` fit the allocations;
+//!   ragged sizes (not multiples of the tile) are handled inside the kernels.
 
 pub mod v00_global_memory;
 pub mod v01_shared_panels;

@@ -15,6 +15,10 @@
 use crate::device::{at, block_dim_x, block_dim_y, block_x, block_y, fma, thread_x, thread_y};
 
 /// v0: `C = A·B`, one thread per element of C.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), no alignment
+/// beyond f32's.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v00_global_memory(
     a: *const f32,

@@ -29,6 +29,10 @@ pub const BLOCK_TILE_N: u32 = 8;
 const THREADS: u32 = BLOCK_TILE_M * BLOCK_TILE_N;
 
 /// v1: `C = A·B` with the block's full A and B panels staged in shared memory.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `48·k`
+/// bytes of dynamic shared memory.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v01_shared_panels(
     a: *const f32,

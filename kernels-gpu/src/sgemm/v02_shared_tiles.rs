@@ -24,6 +24,9 @@ use crate::device::{
 pub const TILE: u32 = 32;
 
 /// v2: `C = A·B` with 32×32 shared-memory tiles stepping along k.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v02_shared_tiles(
     a: *const f32,

@@ -32,6 +32,9 @@ pub const THREADS_PER_SIDE: u32 = 16;
 pub const THREAD_TILE: usize = (BLOCK_TILE_M / THREADS_PER_SIDE) as usize;
 
 /// v3: `C = A·B`, 64×64 block tiles, a strided 4×4 tile of C per thread.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v03_thread_tile(
     a: *const f32,
@@ -74,6 +77,11 @@ pub unsafe extern "ptx-kernel" fn sgemm_v03_thread_tile(
 
 /// Adds the products of the staged tiles to the thread's strided 4×4 outputs. Shared by v4,
 /// which changes only how the tiles are staged.
+///
+/// # Safety
+/// Called from a ladder entry that upholds [the ladder's launch
+/// contract](crate::sgemm#the-ladders-launch-contract): `a_tile` and `b_tile` must point to the
+/// staged 64×8 and 8×64 tiles in shared memory, written before a barrier; `tx`, `ty` < 16.
 #[inline(always)]
 pub unsafe fn accumulate_tile(
     acc: &mut [[f32; THREAD_TILE]; THREAD_TILE],
@@ -101,6 +109,9 @@ pub unsafe fn accumulate_tile(
 }
 
 /// Writes the thread's strided outputs (row `row + 16·i`, column `col + 16·j`) that fall inside C.
+///
+/// # Safety
+/// `c` must point to a writable row-major `m × n` f32 matrix; only elements inside it are written.
 #[inline(always)]
 pub unsafe fn store_tile(
     acc: &[[f32; THREAD_TILE]; THREAD_TILE],

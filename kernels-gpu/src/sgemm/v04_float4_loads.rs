@@ -25,6 +25,10 @@ use crate::device::{
 };
 
 /// v4: v3 with the A and B tiles staged through 128-bit loads.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a` and
+/// `b` 16-byte aligned (see Requirements above).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v04_float4_loads(
     a: *const f32,

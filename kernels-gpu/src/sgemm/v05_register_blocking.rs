@@ -44,6 +44,10 @@ const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 pub type MicroTile = [[f32; THREAD_TILE]; THREAD_TILE];
 
 /// v5: `C = A·B`, 128×128 block tiles, an 8×8 register micro-tile per thread.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v05_register_blocking(
     a: *const f32,
@@ -96,6 +100,12 @@ pub unsafe extern "ptx-kernel" fn sgemm_v05_register_blocking(
 
 /// Stages the A tile (128×8, row-major) and the B tile (8×128) for the step at `tile_k`: one
 /// 128-bit global load and one 128-bit shared store of each per thread. Shared by v6.
+///
+/// # Safety
+/// Called from a ladder entry that upholds [the ladder's launch
+/// contract](crate::sgemm#the-ladders-launch-contract): `a` (`m × k`) and `b` (`k × n`) readable,
+/// 16-byte aligned; `a_tile` and `b_tile` 16-byte-aligned shared-memory tiles of 128×8 and 8×128
+/// floats; `thread` < 256, all threads of the block staging their share.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub unsafe fn load_tiles(
@@ -127,6 +137,10 @@ pub unsafe fn load_tiles(
 
 /// Writes an 8×8 micro-tile whose top-left element is C(`row`, `col`), two 128-bit stores per
 /// row where the row lies inside C, element by element at ragged edges. Shared by later rungs.
+///
+/// # Safety
+/// `c` must point to a writable row-major `m × n` f32 matrix, 16-byte aligned; only elements inside
+/// it are written.
 #[inline(always)]
 pub unsafe fn store_micro_tile(acc: &MicroTile, c: *mut f32, m: u32, n: u32, row: u32, col: u32) {
     // Unrolled: a loop over `acc` would index it at run time and move it to local memory.

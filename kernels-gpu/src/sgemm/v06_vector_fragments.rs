@@ -25,6 +25,10 @@ use crate::device::{
 const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 
 /// v6: v5 with the B fragment read through 128-bit shared-memory loads.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v06_vector_fragments(
     a: *const f32,

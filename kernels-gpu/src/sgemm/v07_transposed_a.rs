@@ -31,6 +31,10 @@ use seq_macro::seq;
 const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 
 /// v7: v6 with the A tile transposed in shared memory, so both fragments are vector reads.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v07_transposed_a(
     a: *const f32,
@@ -85,6 +89,10 @@ pub struct TileCorner {
 
 /// Reads this thread's float4 of the A tile (row `thread / 2`, k offset `thread % 2 · 4`) and of
 /// the B tile (row `thread / 32`, column `thread % 32 · 4`) for the step at `tile_k`.
+///
+/// # Safety
+/// `a` (`m × k`) and `b` (`k × n`) must be readable row-major f32 matrices, 16-byte aligned;
+/// `corner` the block's tile corner and thread index of this launch.
 #[inline(always)]
 pub unsafe fn fetch_tiles(
     a: *const f32,
@@ -108,6 +116,10 @@ pub unsafe fn fetch_tiles(
 
 /// Writes what [`fetch_tiles`] read into shared memory: A transposed (four scalar stores), B
 /// as it is (one vector store).
+///
+/// # Safety
+/// `a_tile` and `b_tile` must be 16-byte-aligned shared-memory tiles of 8×128 floats each, not read
+/// by other threads until a barrier; `thread` < 256.
 #[inline(always)]
 pub unsafe fn stash_tiles(
     (a4, b4): (f32x4, f32x4),
@@ -127,6 +139,10 @@ pub unsafe fn stash_tiles(
 
 /// Adds the products of one staged pair of tiles to the micro-tile whose corner is (`row`,
 /// `col`) inside the block tile: per k, two vector reads of A, two of B, 64 fmas.
+///
+/// # Safety
+/// `a_tile` and `b_tile` must be 16-byte-aligned staged tiles (8×128 floats each) in shared memory,
+/// written before a barrier; `row`, `col` inside the block tile with room for the 8×8 micro-tile.
 #[inline(always)]
 pub unsafe fn multiply_tiles(
     acc: &mut MicroTile,

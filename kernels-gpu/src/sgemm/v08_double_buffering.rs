@@ -25,6 +25,10 @@ const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 pub const STAGE_FLOATS: usize = ((BLOCK_TILE_M + BLOCK_TILE_N) * TILE_K) as usize;
 
 /// v8: v7 with two shared-memory stages, the next step's loads overlapping this step's math.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v08_double_buffering(
     a: *const f32,
@@ -40,6 +44,12 @@ pub unsafe extern "ptx-kernel" fn sgemm_v08_double_buffering(
 
 /// The double-buffered block-tile loop for the block whose tile of C starts at (`first_row`,
 /// `first_col`). Shared by v9, which changes only which tile a block takes.
+///
+/// # Safety
+/// Called from a ladder entry that upholds [the ladder's launch
+/// contract](crate::sgemm#the-ladders-launch-contract) (16 KiB of dynamic shared memory, 256
+/// threads, `a`, `b`, `c` 16-byte aligned), by every thread of the block (it contains barriers);
+/// `first_row`, `first_col` the corner of a tile of C.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub unsafe fn double_buffered(

@@ -32,6 +32,10 @@ use super::v08_double_buffering::double_buffered;
 pub use crate::tile_order::{GROUP_M, grouped_block_origin, grouped_tile};
 
 /// v9: v8 with blocks mapped to tiles of C in grouped order.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v09_grouped_order(
     a: *const f32,

@@ -57,6 +57,10 @@ pub const fn stage_floats(block_tile_m: u32, block_tile_n: u32, tile_k: u32) -> 
 crate::launch_bounds!(sgemm_v10_warp_tiling, 256, 2);
 
 /// v10: warp-tiled, double-buffered, grouped, 128×128 block tiles 8 deep.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v10_warp_tiling(
     a: *const f32,
@@ -72,6 +76,13 @@ pub unsafe extern "ptx-kernel" fn sgemm_v10_warp_tiling(
 /// The warp-tiled GEMM for any block tile whose sides are multiples of the warp tile and whose
 /// depth is a multiple of 8, as long as each thread stages at most 4 float4s per operand. Each
 /// lane owns 8 rows × `THREAD_TILE_N` columns (8 or 16) of C.
+///
+/// # Safety
+/// Called from a ladder entry that upholds [the ladder's launch
+/// contract](crate::sgemm#the-ladders-launch-contract) with this tile's launch (threads, 1-D
+/// grouped grid, dynamic shared memory as the module documentation says), `a`, `b`, `c` 16-byte
+/// aligned, and `epilogue` reading C only if `c` is readable; every thread of the block calls it
+/// (it contains barriers).
 #[inline(always)]
 pub unsafe fn warp_tiled<
     const BLOCK_TILE_M: u32,
@@ -208,6 +219,11 @@ pub fn lane_origin(thread: u32, block_tile_n: u32, thread_tile_n: usize) -> (u32
 /// per step, 2 vector reads of the transposed A tile (rows `row0..+4` and `row0 + 32..+4`),
 /// `THREAD_TILE_N / 4` of the B tile (columns `col0 + 16·s..+4`), and `8 × THREAD_TILE_N` fmas.
 /// Shared by v13, which changes only how the tiles get into shared memory.
+///
+/// # Safety
+/// `a_tile` (transposed, rows of `a_stride` floats) and `b_tile` (rows of `BLOCK_TILE_N` floats)
+/// must be 16-byte-aligned staged tiles in shared memory, written before a barrier, holding k steps
+/// `kk..kk + 8` and the rows/columns `row0`, `col0` reach.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub unsafe fn multiply_eight<const BLOCK_TILE_N: u32, const THREAD_TILE_N: usize>(
@@ -238,6 +254,10 @@ pub unsafe fn multiply_eight<const BLOCK_TILE_N: u32, const THREAD_TILE_N: usize
 /// Applies `epilogue` to a lane's accumulators and writes them to C, whose element
 /// (`row`, `col`) is the lane's first: `acc[i][j]` goes to row `row + (i / 4)·32 + i % 4`,
 /// column `col + (j / 4)·16 + j % 4`. Shared by v13.
+///
+/// # Safety
+/// `c` must point to a writable row-major `m × n` f32 matrix, 16-byte aligned (readable too if
+/// `epilogue` reads C); only elements inside it are written.
 #[inline(always)]
 pub unsafe fn store_warp_tile<const THREAD_TILE_N: usize>(
     acc: &[[f32; THREAD_TILE_N]; 8],

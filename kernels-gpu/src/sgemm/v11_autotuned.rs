@@ -22,6 +22,11 @@ use crate::ladder_epilogue::Epilogue;
 macro_rules! tuned_entry {
     ($name:ident, $block_tile_m:literal, $block_tile_n:literal, $tile_k:literal, $thread_tile_n:literal) => {
         #[doc = concat!("v11 candidate: ", stringify!($block_tile_m), "×", stringify!($block_tile_n), " block tile, ", stringify!($tile_k), " deep, 8×", stringify!($thread_tile_n), " outputs per thread.")]
+        ///
+        /// # Safety
+        /// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract),
+        /// with `a`, `b`, `c` 16-byte aligned and this candidate's launch (as v10's, with its
+        /// tile).
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(a: *const f32, b: *const f32, c: *mut f32, m: u32, n: u32, k: u32) {
             unsafe { warp_tiled::<$block_tile_m, $block_tile_n, $tile_k, $thread_tile_n>(a, b, c, m, n, k, &Epilogue::STORE) };

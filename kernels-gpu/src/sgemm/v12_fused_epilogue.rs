@@ -23,6 +23,10 @@ use crate::ladder_epilogue::Epilogue;
 crate::launch_bounds!(sgemm_v12_fused_epilogue, 256, 2);
 
 /// v12: `C = activation(alpha·A·B + beta·C)` with v10's 128×128×8 warp-tiled kernel.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned; `c` is read as well when `beta` ≠ 0.
 #[allow(clippy::too_many_arguments)]
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v12_fused_epilogue(

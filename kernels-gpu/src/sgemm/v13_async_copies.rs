@@ -108,6 +108,10 @@ const _: () = {
 crate::launch_bounds!(sgemm_v13_async_copies, THREADS, MIN_BLOCKS_PER_SM);
 
 /// v13: v10's warp tiles fed by a 4-stage `cp.async` pipeline, 128×128 tiles 16 deep.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v13_async_copies(
     a: *const f32,

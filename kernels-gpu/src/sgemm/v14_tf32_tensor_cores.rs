@@ -73,6 +73,10 @@ const _: () = {
 crate::launch_bounds!(sgemm_v14_tf32_tensor_cores, THREADS, MIN_BLOCKS_PER_SM);
 
 /// v14: TF32 `mma.sync`, 128×128 block tiles 16 deep, 64×64 per warp, 4-stage `cp.async`.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), with `a`, `b`,
+/// `c` 16-byte aligned.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn sgemm_v14_tf32_tensor_cores(
     a: *const f32,

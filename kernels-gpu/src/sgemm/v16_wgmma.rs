@@ -79,6 +79,10 @@ crate::launch_bounds!(hgemm_v16_wgmma, 256, 1);
 
 /// v16: fp16 GEMM on `wgmma.m64n256k16`, 128×256×64 block tiles, 4-stage `cp.async`.
 /// `a`, `b`, `c` hold fp16 bit patterns.
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), for fp16: `a`,
+/// `b`, `c` hold `m·k`, `k·n`, `m·n` fp16 elements, 16-byte aligned, with the module's launch.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
     a: *const u16,
@@ -94,6 +98,11 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
 /// The pipelined `wgmma` GEMM: block tiles 128 × `BLOCK_TILE_N` (128 or 256) × 64, `STAGES`
 /// stages (3 or 4). Measured on the H100: 128×256 with 4 stages is the fastest (128×128 with
 /// 3 stages and two blocks per SM: 57% of cuBLAS at 4096³; with 4 stages: 52%).
+///
+/// # Safety
+/// That of [`hgemm_v16_wgmma`], with the launch (threads, grid, dynamic shared memory) for this
+/// `BLOCK_TILE_N` and `STAGES`; every thread of the block calls it (barriers and
+/// warpgroup-collective `wgmma`).
 #[inline(always)]
 unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
     a: *const u16,

@@ -40,6 +40,12 @@ crate::launch_bounds!(hgemm_v17_tma_warp_specialized, THREADS, 1);
 /// v17: fp16 GEMM, TMA producer warp feeding two `wgmma` consumer warpgroups through
 /// `mbarrier`s, 128×256×64 block tiles, 4 stages. `a`, `b`, `c` hold fp16 bit patterns;
 /// `maps` the two tensor maps (A, then B).
+///
+/// # Safety
+/// Upholds [the ladder's launch contract](crate::sgemm#the-ladders-launch-contract), for fp16, with
+/// the module's Requirement (`k`, `n` multiples of 8), `maps` the two tensor maps (A, then B)
+/// encoded as the module documentation says for these `a`, `b`, `m`, `n`, `k`, 64-byte aligned, and
+/// the module's launch.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v17_tma_warp_specialized(
     a: *const u16,

@@ -89,6 +89,12 @@ use gemm_geometry::v17::{MIN_BLOCKS_PER_SM, THREADS};
 crate::launch_bounds!(hgemm_v18_persistent, THREADS, MIN_BLOCKS_PER_SM);
 
 /// v18: v17's TMA + `wgmma` kernel with one block per SM, each looping over tiles.
+///
+/// # Safety
+/// That of
+/// [`hgemm_v17_tma_warp_specialized`](super::v17_tma_warp_specialized::hgemm_v17_tma_warp_specialized),
+/// except the grid: any number of blocks up to the number of tiles (the module documentation says
+/// which).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v18_persistent(
     a: *const u16,
