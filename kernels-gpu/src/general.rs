@@ -13,7 +13,7 @@
 //! while step t is multiplied), one barrier per step. The numbers live in
 //! [`gemm_geometry::general`], which the host reads too.
 //!
-//! One generic body, [`general`], monomorphized per element type and B layout into the entries
+//! One generic body, `general`, monomorphized per element type and B layout into the entries
 //! `gemm_general_{f32,f16,bf16}_{kn,nk}`.
 //!
 //! Launch: [`THREADS`] threads (1-D), grid [`gemm_geometry::general::grid`]`(m, n, batch)`

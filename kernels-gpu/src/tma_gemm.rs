@@ -259,7 +259,7 @@ impl<const BATCHED: bool> Walk<BATCHED> {
     }
 }
 
-/// The TMA + `wgmma` GEMM over this block's work items (see [`Walk`]), tiles of each item in
+/// The TMA + `wgmma` GEMM over this block's work items (see `Walk`), tiles of each item in
 /// v9's grouped order. `E`: the element type; `B_NK`: B stored `[n, k]` (else `[k, n]`);
 /// `BATCHED`: 3-D tensor maps whose third coordinate is the batch item (else 2-D maps and
 /// batch 1); `TILE_ACC`: accumulators local to each tile, the first step of each tile peeled

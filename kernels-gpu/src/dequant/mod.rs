@@ -1,7 +1,7 @@
 //! Weight-only-quantized GEMM: `C[m×n] (fp16) = A[m×k] (fp16) · dequant(W[k×n])`, fp32
 //! accumulation. The formats, scales and packing are defined on the host (`host/src/quant.rs`);
 //! [`format`] decodes them on the device, and each kernel is one file:
-//! * [`reference`]: one thread per output, reading the dense code stream; the executable
+//! * [`reference`](mod@reference): one thread per output, reading the dense code stream; the executable
 //!   definition;
 //! * [`packed`]: the pre-packed layout and the in-register conversion the fast kernels share;
 //! * [`decode`]: decode batch sizes (m ≤ 16), tensor cores, `cp.async`, split-K;

@@ -32,7 +32,7 @@
 //! (762 TFLOP/s), about as fast as the final v15 at this size (466.3); 67% at 8192³.
 //!
 //! Launch: 256 threads (2 warpgroups, 64 rows each), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
-//! [`SHARED_BYTES`] of dynamic shared memory (4 stages plus 1 KiB to align the first to 1 024).
+//! `SHARED_BYTES` of dynamic shared memory (4 stages plus 1 KiB to align the first to 1 024).
 
 use crate::device::{
     at, commit_async_copies, copy_async_16, load8_f16_or_zero, shared_address, shared_f32,

@@ -36,7 +36,7 @@
 //! - **Batch**: 3-D tensor maps, the batch as the outermost dimension (stride = batch stride
 //!   in bytes), so one map covers every item; the blocks walk the (batch item, tile) pairs.
 //! - **The fused epilogue** of [`GemmArgs`] (alpha, beta with C read only when beta ≠ 0,
-//!   bias[col], activation) on the fp32 accumulators, then rounding to fp16/bf16, C written with
+//!   `bias[col]`, activation) on the fp32 accumulators, then rounding to fp16/bf16, C written with
 //!   `ldc` and `stride_c`.
 //!
 //! ## Launch (every library entry)
