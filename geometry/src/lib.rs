@@ -8,6 +8,7 @@
 #![no_std]
 
 pub mod args;
+pub mod dequant;
 pub mod general;
 pub mod v13;
 pub mod v14;
