@@ -8,10 +8,12 @@
 #![no_std]
 
 pub mod args;
+pub mod dequant;
 pub mod general;
 pub mod v13;
 pub mod v14;
 pub mod v15;
+pub mod v16;
 pub mod v17;
 
 pub use args::{Activation, GemmArgs};

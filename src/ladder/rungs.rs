@@ -394,12 +394,12 @@ pub const RUNGS: &[Rung] = &[
         name: "v16",
         idea: "Hopper wgmma (sm_90a), async warpgroup MMA",
         entry: "hgemm_v16_wgmma",
-        block_dim: (256, 1),
-        block_tile_m: 128,
-        block_tile_n: 256,
+        block_dim: (geometry::v16::THREADS, 1),
+        block_tile_m: geometry::v16::BLOCK_TILE_M,
+        block_tile_n: geometry::v16::BLOCK_TILE_N,
         // 4 stages of a 128×64 A tile and a 64×256 B tile in fp16, plus 1 KiB to align the
         // first stage to 1 024 bytes (the 128-byte swizzle's atom).
-        shared_mem: SharedMem::Fixed(4 * (128 * 64 + 64 * 256) * 2 + 1024),
+        shared_mem: SharedMem::Fixed(geometry::v16::SHARED_BYTES as usize),
         vector_loads: true,
         grid: GridOrder::Grouped,
         candidates: &[],

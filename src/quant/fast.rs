@@ -7,15 +7,16 @@
 
 use crate::element::Fp16Bits;
 use crate::quant::format::WeightFormat;
-use crate::quant::prepack::{BLOCK_COLUMNS, Prepacked, chunk_k, loads};
+use crate::quant::prepack::{BLOCK_COLUMNS, Prepacked, chunk_k};
 use crate::runtime::Runtime;
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg};
+use gemm_geometry::dequant;
 
 /// Largest m the decode kernel is chosen for by default; above it, prefill.
 pub const DECODE_MAX_M: usize = 16;
-/// Rows of A per decode block.
-const TILE_M: usize = 16;
+/// Rows of A per decode block (`gemm_geometry::dequant::DECODE_TILE_M`).
+const TILE_M: usize = dequant::DECODE_TILE_M as usize;
 
 /// The kernel entries, one per decoder and bit width (`Prepacked::entry_suffix`).
 const SUFFIXES: [&str; 19] = [
@@ -82,19 +83,15 @@ const EXPAND_ENTRIES: [&str; 19] = [
     "dequant_expand_half",
 ];
 
-/// Dynamic shared memory of a decode block for `bits`-wide codes (mirrors `shared_bytes` in
-/// `decode.rs`: the stages and a 16-byte flag; the kernel traps if it is given less).
+/// Dynamic shared memory of a decode block for `bits`-wide codes: the stages and a 16-byte
+/// flag (the kernel traps if it is given less).
 pub fn decode_shared_bytes(bits: u32) -> usize {
-    let weights = 8 * loads(bits) * 512;
-    let stage = TILE_M * chunk_k(bits) * 2 + weights + 2 * 4 * BLOCK_COLUMNS * 2;
-    let wanted = 1 + (32 * 1024usize).div_ceil(weights);
-    let stages = wanted.min(96 * 1024 / stage).clamp(2, 8);
-    stages * stage + 16
+    dequant::decode_shared_bytes(bits) as usize
 }
 
-/// Dynamic shared memory of an expand block (mirrors `dequantize.rs`).
+/// Dynamic shared memory of an expand block (the kernel traps if it is given less).
 pub fn expand_shared_bytes(bits: u32) -> usize {
-    chunk_k(bits) * (BLOCK_COLUMNS * 2 + 16)
+    dequant::expand_shared_bytes(bits) as usize
 }
 
 /// Which kernel computes a product.
@@ -259,7 +256,7 @@ pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize) -> usize {
     if tiles >= sms {
         tiles
     } else {
-        (2 * sms).min(decode_units(w, m))
+        (dequant::MIN_BLOCKS_PER_SM as usize * sms).min(decode_units(w, m))
     }
 }
 
@@ -319,7 +316,7 @@ pub fn launch_decode<T: Fp16Bits>(
     let function = gpu.kernel(DECODE_ENTRIES[w.entry])?;
     let config = LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
-        block_dim: (256, 1, 1),
+        block_dim: (dequant::THREADS, 1, 1),
         shared_mem_bytes: decode_shared_bytes(w.bits()) as u32,
     };
     let (m32, n32) = (m as u32, w.n as u32);
@@ -374,7 +371,7 @@ pub fn launch_expand(
     let function = gpu.kernel(EXPAND_ENTRIES[w.entry])?;
     let config = LaunchConfig {
         grid_dim: (w.column_blocks() as u32, w.k_chunks() as u32, 1),
-        block_dim: (256, 1, 1),
+        block_dim: (dequant::THREADS, 1, 1),
         shared_mem_bytes: expand_shared_bytes(w.bits()) as u32,
     };
     let (k32, n32, group) = (w.k as u32, w.n as u32, w.kernel_group as u32);

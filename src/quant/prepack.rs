@@ -14,26 +14,28 @@ use crate::GemmError;
 use crate::quant::format::{Quantized, WeightFormat};
 use half::f16;
 
-/// Warps per block of the fast kernels.
-pub const WARPS: usize = 8;
-/// Columns per warp.
-pub const WARP_COLUMNS: usize = 32;
-/// Columns per block: n is padded to a multiple of this.
-pub const BLOCK_COLUMNS: usize = WARPS * WARP_COLUMNS;
+use gemm_geometry::dequant;
 
-/// k16 tiles per chunk.
+/// Warps per block of the fast kernels (`gemm_geometry::dequant::WARPS`, as a host index).
+pub const WARPS: usize = dequant::WARPS as usize;
+/// Columns per warp (`gemm_geometry::dequant::WARP_COLUMNS`).
+pub const WARP_COLUMNS: usize = dequant::WARP_COLUMNS as usize;
+/// Columns per block: n is padded to a multiple of this (`gemm_geometry::dequant::BLOCK_COLUMNS`).
+pub const BLOCK_COLUMNS: usize = dequant::BLOCK_COLUMNS as usize;
+
+/// k16 tiles per chunk (`gemm_geometry::dequant::chunk_k_tiles`).
 pub fn chunk_k_tiles(bits: u32) -> usize {
-    if bits > 8 { 2 } else { 8 }
+    dequant::chunk_k_tiles(bits) as usize
 }
 
-/// Rows of k per chunk: k is padded to a multiple of this.
+/// Rows of k per chunk: k is padded to a multiple of this (`gemm_geometry::dequant::chunk_k`).
 pub fn chunk_k(bits: u32) -> usize {
-    16 * chunk_k_tiles(bits)
+    dequant::chunk_k(bits) as usize
 }
 
-/// 16-byte words per lane per chunk.
+/// 16-byte words per lane per chunk (`gemm_geometry::dequant::loads`).
 pub fn loads(bits: u32) -> usize {
-    chunk_k_tiles(bits) * bits as usize / 8
+    dequant::loads(bits) as usize
 }
 
 /// How the kernel turns codes into fp16 weights.

@@ -44,42 +44,11 @@ use crate::device::{
 use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
 use seq_macro::seq;
 
-/// Rows of A per block (one m16 tile).
-const TILE_M: u32 = 16;
-/// Bytes reserved per stage for the scales (and again for the offsets): up to 4 groups per chunk.
-const GROUP_BYTES: u32 = 4 * BLOCK_COLUMNS * 2;
-/// Bytes after the stages for the block's flag (is this block the last of a tile?).
-pub const FLAG_BYTES: u32 = 16;
-
-/// Bytes of one pipeline stage: A's chunk, the block's weights, scales and offsets.
-pub const fn stage_bytes(bits: u32) -> u32 {
-    TILE_M * chunk_k(bits) * 2 + WARPS * loads(bits) * 512 + 2 * GROUP_BYTES
-}
-
-/// Pipeline depth: enough stages that about 32 KiB of weights are in flight while one stage
-/// is decoded, within 96 KiB of shared memory (two blocks per SM), 2 to 8. More is not better:
-/// with 4-bit weights 3 stages measured 6–8% faster than 4 on the H100 (and 2 stages 3%
-/// slower), fp16 weights 5% faster with 3 than with 4: past what hides the latency, more
-/// requests in flight only crowd the memory system. (7-bit weights, whose third stage would
-/// need 110 KiB, measured 7% slower with it.)
-pub const fn stages(bits: u32) -> u32 {
-    let weights = WARPS * loads(bits) * 512;
-    let wanted = 1 + (32 * 1024u32).div_ceil(weights);
-    let fit = 96 * 1024 / stage_bytes(bits);
-    let stages = if wanted < fit { wanted } else { fit };
-    if stages < 2 {
-        2
-    } else if stages > 8 {
-        8
-    } else {
-        stages
-    }
-}
-
-/// Dynamic shared memory of one block.
-pub const fn shared_bytes(bits: u32) -> u32 {
-    stages(bits) * stage_bytes(bits) + FLAG_BYTES
-}
+pub use gemm_geometry::dequant::decode_shared_bytes as shared_bytes;
+use gemm_geometry::dequant::{
+    DECODE_GROUP_BYTES as GROUP_BYTES, DECODE_TILE_M as TILE_M, decode_stage_bytes as stage_bytes,
+    decode_stages as stages,
+};
 
 /// Byte offset of 16-byte piece `piece` of row `row` in A's stage tile (rows of `2·chunk_k`
 /// bytes): pieces are XOR-swizzled within each 128-byte line (or within the row, when it is
@@ -625,7 +594,11 @@ unsafe fn arrive(counter: *mut u32) -> u32 {
 /// One kernel entry per (bits, decoder): `dequant_decode_<name>`.
 macro_rules! decode_entry {
     ($name:ident, $bits:expr, $kind:expr) => {
-        crate::launch_bounds!($name, 256, 2);
+        crate::launch_bounds!(
+            $name,
+            gemm_geometry::dequant::THREADS,
+            gemm_geometry::dequant::MIN_BLOCKS_PER_SM
+        );
         /// Decode dequant-GEMM entry (see the module docs). Arguments: A (`m × k_pad` fp16),
         /// pre-packed weights, scales and offsets (`groups × n_pad` fp16; offsets may be null),
         /// C (`m × n` fp16), fp32 workspace (`m × n_pad`, zero) and one counter per output tile

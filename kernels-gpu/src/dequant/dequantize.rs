@@ -27,14 +27,8 @@ use crate::device::{
 use core::simd::u32x4;
 use seq_macro::seq;
 
-/// Bytes per tile row in shared memory: 256 halves plus 16 bytes, so that the 8 rows lanes
-/// write at once start in different banks.
-const ROW_BYTES: u32 = BLOCK_COLUMNS * 2 + 16;
-
-/// Dynamic shared memory of one block.
-pub const fn shared_bytes(bits: u32) -> u32 {
-    chunk_k(bits) * ROW_BYTES
-}
+use gemm_geometry::dequant::EXPAND_ROW_BYTES as ROW_BYTES;
+pub use gemm_geometry::dequant::expand_shared_bytes as shared_bytes;
 
 /// Expands the block's chunk of pre-packed weights into `w` (`k × n` fp16, row-major).
 ///
@@ -149,7 +143,11 @@ pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
 /// One kernel entry per (bits, decoder): `dequant_expand_<name>`.
 macro_rules! expand_entry {
     ($name:ident, $bits:expr, $kind:expr) => {
-        crate::launch_bounds!($name, 256, 2);
+        crate::launch_bounds!(
+            $name,
+            gemm_geometry::dequant::THREADS,
+            gemm_geometry::dequant::MIN_BLOCKS_PER_SM
+        );
         /// Dequantize entry (see the module docs). Arguments: pre-packed weights, scales and
         /// offsets (`groups × n_pad` fp16; offsets may be null), W (`k × n` fp16), k, n, group,
         /// and the format's constants.

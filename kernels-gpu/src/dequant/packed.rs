@@ -34,12 +34,10 @@
 
 use core::arch::asm;
 
-/// Warps per block.
-pub const WARPS: u32 = 8;
-/// Columns per warp: four n8 tiles.
-pub const WARP_COLUMNS: u32 = 32;
-/// Columns per block.
-pub const BLOCK_COLUMNS: u32 = WARPS * WARP_COLUMNS;
+pub use gemm_geometry::dequant::{
+    BLOCK_COLUMNS, WARP_COLUMNS, WARPS, chunk_k, chunk_k_tiles, loads,
+};
+
 /// n8 tiles per warp.
 pub const N_TILES: usize = 4;
 /// Bytes of one weight's fp16 exponent pattern for 1024: `fp16(1024 + code)` is `0x6400 | code`.
@@ -53,22 +51,6 @@ pub const FLOAT: u32 = 1;
 pub const WIDE_FLOAT: u32 = 2;
 /// fp16 weights, no scale.
 pub const HALF: u32 = 3;
-
-/// k16 tiles per chunk: 8 (128 rows of k), or 2 for 16-bit weights (which would need too many
-/// registers and too much shared memory per chunk otherwise).
-pub const fn chunk_k_tiles(bits: u32) -> u32 {
-    if bits > 8 { 2 } else { 8 }
-}
-
-/// Rows of k per chunk.
-pub const fn chunk_k(bits: u32) -> u32 {
-    16 * chunk_k_tiles(bits)
-}
-
-/// 16-byte words per lane per chunk.
-pub const fn loads(bits: u32) -> u32 {
-    chunk_k_tiles(bits) * bits / 8
-}
 
 /// Pairs (B-fragment registers) per lane per chunk.
 pub const fn pairs(bits: u32) -> u32 {

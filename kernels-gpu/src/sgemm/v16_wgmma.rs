@@ -32,7 +32,8 @@
 //! (762 TFLOP/s), about as fast as the final v15 at this size (466.3); 67% at 8192³.
 //!
 //! Launch: 256 threads (2 warpgroups, 64 rows each), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped),
-//! `SHARED_BYTES` of dynamic shared memory (4 stages plus 1 KiB to align the first to 1 024).
+//! `gemm_geometry::v16::SHARED_BYTES` of dynamic shared memory (4 stages plus 1 KiB to align
+//! the first to 1 024).
 
 use crate::device::{
     at, commit_async_copies, copy_async_16, load8_f16_or_zero, shared_address, shared_f32,
@@ -46,22 +47,10 @@ use crate::tensor_core::{
 use crate::tile_order::grouped_block_origin;
 use seq_macro::seq;
 
-const BLOCK_TILE_M: u32 = 128;
-const TILE_K: u32 = 64;
-const THREADS: u32 = 256;
-/// Rows of the block tile each warpgroup (128 threads) owns.
-const WARPGROUP_ROWS: u32 = 64;
-/// Every row of both tiles is 128 bytes: 64 halves of k for A, 64 halves of n for B.
-const ROW_BYTES: u32 = 128;
-const A_BYTES: u32 = BLOCK_TILE_M * ROW_BYTES;
-/// One 64-column slab of the B tile: `TILE_K` rows of 128 bytes.
-const B_SLAB_BYTES: u32 = TILE_K * ROW_BYTES;
-
-/// Dynamic shared memory per block, in bytes: `stages` stages for a block tile `block_tile_n`
-/// wide, plus room to align them to 1 024.
-pub const fn shared_bytes(block_tile_n: u32, stages: u32) -> u32 {
-    stages * (A_BYTES + (block_tile_n / 64) * B_SLAB_BYTES) + 1024
-}
+use gemm_geometry::v16::{
+    A_BYTES, B_SLAB_BYTES, BLOCK_TILE_M, MIN_BLOCKS_PER_SM, ROW_BYTES, STAGES, THREADS, TILE_K,
+    WARPGROUP_ROWS, shared_bytes,
+};
 
 /// Byte offset of 16-byte chunk `chunk` (8 halves of k) of row `row` in the A tile.
 #[inline(always)]
@@ -75,7 +64,7 @@ fn b_offset(row: u32, chunk: u32) -> u32 {
     A_BYTES + chunk / 8 * B_SLAB_BYTES + row * ROW_BYTES + ((chunk % 8) ^ (row % 8)) * 16
 }
 
-crate::launch_bounds!(hgemm_v16_wgmma, 256, 1);
+crate::launch_bounds!(hgemm_v16_wgmma, THREADS, MIN_BLOCKS_PER_SM);
 
 /// v16: fp16 GEMM on `wgmma.m64n256k16`, 128×256×64 block tiles, 4-stage `cp.async`.
 /// `a`, `b`, `c` hold fp16 bit patterns.
@@ -92,7 +81,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v16_wgmma(
     n: u32,
     k: u32,
 ) {
-    unsafe { wgmma_pipeline::<256, 4>(a, b, c, m, n, k) }
+    unsafe { wgmma_pipeline::<{ gemm_geometry::v16::BLOCK_TILE_N }, STAGES>(a, b, c, m, n, k) }
 }
 
 /// The pipelined `wgmma` GEMM: block tiles 128 × `BLOCK_TILE_N` (128 or 256) × 64, `STAGES`

@@ -1,0 +1,82 @@
+//! Layout and launch geometry of the dequant kernels (`kernels-gpu/src/dequant/`): the
+//! pre-packed weight layout the host writes (`src/quant/prepack.rs`) and the decode and expand
+//! kernels read, and the threads and dynamic shared memory each kernel is launched with.
+//!
+//! A block covers [`BLOCK_COLUMNS`] columns of the weights ([`WARPS`] warps of
+//! [`WARP_COLUMNS`]); k is cut into chunks of [`chunk_k`]`(bits)` rows, of which each lane holds
+//! [`loads`]`(bits)` 16-byte words.
+
+/// Warps per block.
+pub const WARPS: u32 = 8;
+/// Columns per warp: four n8 tiles.
+pub const WARP_COLUMNS: u32 = 32;
+/// Columns per block: n is padded to a multiple of this.
+pub const BLOCK_COLUMNS: u32 = WARPS * WARP_COLUMNS;
+/// Threads per block of both the decode and the expand kernels (one warp per 32 columns).
+pub const THREADS: u32 = WARPS * 32;
+/// Blocks per SM the kernels are built for (`.minnctapersm`) and the decode kernel's host
+/// launches as many of: what fits at a time.
+pub const MIN_BLOCKS_PER_SM: u32 = 2;
+
+/// k16 tiles per chunk: 8 (128 rows of k), or 2 for 16-bit weights (which would need too many
+/// registers and too much shared memory per chunk otherwise).
+pub const fn chunk_k_tiles(bits: u32) -> u32 {
+    if bits > 8 { 2 } else { 8 }
+}
+
+/// Rows of k per chunk: k is padded to a multiple of this.
+pub const fn chunk_k(bits: u32) -> u32 {
+    16 * chunk_k_tiles(bits)
+}
+
+/// 16-byte words per lane per chunk.
+pub const fn loads(bits: u32) -> u32 {
+    chunk_k_tiles(bits) * bits / 8
+}
+
+/// Rows of A per decode block (one m16 tile).
+pub const DECODE_TILE_M: u32 = 16;
+/// Bytes reserved per decode stage for the scales (and again for the offsets): up to 4 groups
+/// per chunk.
+pub const DECODE_GROUP_BYTES: u32 = 4 * BLOCK_COLUMNS * 2;
+/// Bytes after the decode stages for the block's flag (is this block the last of a tile?).
+pub const DECODE_FLAG_BYTES: u32 = 16;
+
+/// Bytes of one decode pipeline stage: A's chunk, the block's weights, scales and offsets.
+pub const fn decode_stage_bytes(bits: u32) -> u32 {
+    DECODE_TILE_M * chunk_k(bits) * 2 + WARPS * loads(bits) * 512 + 2 * DECODE_GROUP_BYTES
+}
+
+/// Decode pipeline depth: enough stages that about 32 KiB of weights are in flight while one
+/// stage is decoded, within 96 KiB of shared memory (two blocks per SM), 2 to 8. More is not
+/// better: with 4-bit weights 3 stages measured 6–8% faster than 4 on the H100 (and 2 stages 3%
+/// slower), fp16 weights 5% faster with 3 than with 4: past what hides the latency, more
+/// requests in flight only crowd the memory system. (7-bit weights, whose third stage would
+/// need 110 KiB, measured 7% slower with it.)
+pub const fn decode_stages(bits: u32) -> u32 {
+    let weights = WARPS * loads(bits) * 512;
+    let wanted = 1 + (32 * 1024u32).div_ceil(weights);
+    let fit = 96 * 1024 / decode_stage_bytes(bits);
+    let stages = if wanted < fit { wanted } else { fit };
+    if stages < 2 {
+        2
+    } else if stages > 8 {
+        8
+    } else {
+        stages
+    }
+}
+
+/// Dynamic shared memory of one decode block (the kernel traps if it is given less).
+pub const fn decode_shared_bytes(bits: u32) -> u32 {
+    decode_stages(bits) * decode_stage_bytes(bits) + DECODE_FLAG_BYTES
+}
+
+/// Bytes per row of the expand kernel's shared tile: 256 halves plus 16 bytes, so that the 8
+/// rows lanes write at once start in different banks.
+pub const EXPAND_ROW_BYTES: u32 = BLOCK_COLUMNS * 2 + 16;
+
+/// Dynamic shared memory of one expand block (the kernel traps if it is given less).
+pub const fn expand_shared_bytes(bits: u32) -> u32 {
+    chunk_k(bits) * EXPAND_ROW_BYTES
+}
