@@ -440,16 +440,18 @@ pub unsafe fn store_f16x2_or_partial(
     }
 }
 
-/// Eight consecutive fp16 elements `col..col + 8` of row `row` of a `rows × cols` row-major
-/// matrix, zeros outside it, packed two per register (low half first), by 16-bit loads: the
-/// path for rows whose starts are not 16-byte aligned, where `cp.async` cannot copy 16 bytes.
+/// Eight consecutive fp16 (or bf16) elements `col..col + 8` of row `row` of a `rows × cols`
+/// row-major matrix whose rows are `ld` elements apart, zeros outside it, packed two per
+/// register (low half first), by 16-bit loads: the path for rows whose starts are not 16-byte
+/// aligned, where `cp.async` cannot copy 16 bytes.
 ///
 /// # Safety
-/// When `row < rows`, `matrix` must point to a readable row-major `rows × cols` fp16 matrix, 2-byte
-/// aligned; elements outside it are not read.
+/// When `row < rows`, `matrix` must point to a readable row-major `rows × cols` matrix of 2-byte
+/// elements with rows `ld ≥ cols` apart, 2-byte aligned; elements outside it are not read.
 #[inline(always)]
 pub unsafe fn load8_f16_or_zero(
     matrix: *const u16,
+    ld: u32,
     rows: u32,
     cols: u32,
     row: u32,
@@ -459,7 +461,8 @@ pub unsafe fn load8_f16_or_zero(
     if row < rows {
         seq!(i in 0..8 {
             if col + i < cols {
-                halves[i] = unsafe { *matrix.add(at(row, col + i, cols)) } as u32;
+                // SAFETY: (row, col + i) lies inside the matrix.
+                halves[i] = unsafe { *matrix.add(at(row, col + i, ld)) } as u32;
             }
         });
     }

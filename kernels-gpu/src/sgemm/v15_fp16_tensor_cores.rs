@@ -68,8 +68,8 @@
 //! [`gemm_geometry::v15`].
 
 use crate::device::{
-    at, block_z, byte_offset, commit_async_copies, copy_async_16, shared_address, shared_f32,
-    store_shared_16, sync_threads, thread_x, wait_async_copies,
+    at, block_z, byte_offset, commit_async_copies, copy_async_16, load8_f16_or_zero,
+    shared_address, shared_f32, store_shared_16, sync_threads, thread_x, wait_async_copies,
 };
 use crate::element::{Bf16, F16};
 use crate::epilogue::tanh;
@@ -401,38 +401,6 @@ unsafe fn copy_async_16_below(
     };
 }
 
-/// Eight consecutive elements `col..col + 8` of row `row` of a `rows × cols` row-major matrix
-/// whose rows are `ld` elements apart, zeros outside it, packed two per register (low half
-/// first), by 16-bit loads: any alignment.
-///
-/// # Safety
-/// Every element `(r, c)` with `r < rows`, `c < cols` must be readable at `matrix + r·ld + c`.
-#[inline(always)]
-unsafe fn load8_or_zero(
-    matrix: *const u16,
-    ld: u32,
-    rows: u32,
-    cols: u32,
-    row: u32,
-    col: u32,
-) -> [u32; 4] {
-    let mut halves = [0u32; 8];
-    if row < rows {
-        seq!(i in 0..8 {
-            if col + i < cols {
-                // SAFETY: (row, col + i) lies inside the matrix.
-                halves[i] = unsafe { *matrix.add(at(row, col + i, ld)) } as u32;
-            }
-        });
-    }
-    [
-        halves[0] | halves[1] << 16,
-        halves[2] | halves[3] << 16,
-        halves[4] | halves[5] << 16,
-        halves[6] | halves[7] << 16,
-    ]
-}
-
 /// The kernel for one batch item: `A` (m×k, rows `lda` apart) at `a`, `B` at `b` (`[n, k]` with
 /// rows `ldb` apart when `B_NK`, else `[k, n]`), `C` (m×n, rows `ldc` apart) at `c`; shape,
 /// strides and epilogue from `args` (its addresses and batch fields are not read).
@@ -508,7 +476,7 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
                 } else {
                     // SAFETY: `dst` is inside this stage's A tile; the load reads only
                     // elements inside A.
-                    unsafe { store_shared_16(dst, load8_or_zero(a, lda, m, k, gr, gk)) };
+                    unsafe { store_shared_16(dst, load8_f16_or_zero(a, lda, m, k, gr, gk)) };
                 }
             });
         }
@@ -535,7 +503,7 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
                     unsafe { copy_async_16_below(dst, src, unread_b, 32 * i, rows_limit) };
                 } else {
                     // SAFETY: as for A.
-                    unsafe { store_shared_16(dst, load8_or_zero(b, ldb, n, k, gn, gk)) };
+                    unsafe { store_shared_16(dst, load8_f16_or_zero(b, ldb, n, k, gn, gk)) };
                 }
             });
         } else {
@@ -551,7 +519,7 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
                     unsafe { copy_async_16(dst, src, valid) };
                 } else {
                     // SAFETY: as for A.
-                    unsafe { store_shared_16(dst, load8_or_zero(b, ldb, k, n, gr, gc)) };
+                    unsafe { store_shared_16(dst, load8_f16_or_zero(b, ldb, k, n, gr, gc)) };
                 }
             });
         }

@@ -128,7 +128,7 @@ unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
                 let src = if valid { unsafe { a.add(at(gr, gk, k)) } } else { a };
                 unsafe { copy_async_16(dst, src, valid) };
             } else {
-                unsafe { store_shared_16(dst, load8_f16_or_zero(a, m, k, gr, gk)) };
+                unsafe { store_shared_16(dst, load8_f16_or_zero(a, k, m, k, gr, gk)) };
             }
         });
         seq!(i in 0..8 {
@@ -142,7 +142,7 @@ unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
                 let src = if valid { unsafe { b.add(at(gr, gc, n)) } } else { b };
                 unsafe { copy_async_16(dst, src, valid) };
             } else {
-                unsafe { store_shared_16(dst, load8_f16_or_zero(b, k, n, gr, gc)) };
+                unsafe { store_shared_16(dst, load8_f16_or_zero(b, n, k, n, gr, gc)) };
             }
             }
         });
