@@ -88,11 +88,12 @@ impl Problem {
     pub fn rows_aligned_to(&self, bytes: usize) -> bool {
         let elements = bytes / self.dtype.bytes();
         let addresses = [self.buffers.a.0, self.buffers.b.0, self.buffers.c.0];
-        let mut counts = vec![self.lda, self.ldb, self.ldc];
-        if self.batch > 1 {
-            counts.extend([self.strides.0, self.strides.1, self.strides.2]);
-        }
-        addresses.iter().all(|a| a % bytes as u64 == 0) && counts.iter().all(|c| c % elements == 0)
+        let lds = [self.lda, self.ldb, self.ldc];
+        // Strides matter only between batch items.
+        let strides = [self.strides.0, self.strides.1, self.strides.2];
+        addresses.iter().all(|a| a % bytes as u64 == 0)
+            && lds.iter().all(|ld| ld % elements == 0)
+            && (self.batch == 1 || strides.iter().all(|s| s % elements == 0))
     }
 
     /// Multiply-adds times two.
