@@ -328,6 +328,20 @@ pub enum GemmError {
         /// What the kernels need.
         needed: &'static str,
     },
+    /// The GPU reported a failure while running the stream's work: a kernel faulted (for
+    /// example on an invalid address). CUDA makes such faults sticky: the context cannot be used
+    /// again, and every later call on it fails.
+    #[error(
+        "the GPU failed while running the stream ({source}); the last kernel queued was {kernel}; \
+         after a fault the CUDA context cannot be used again"
+    )]
+    KernelFault {
+        /// The entry point of the last kernel queued before the failure was seen.
+        kernel: &'static str,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
     /// Any other CUDA driver error, with what was being done.
     #[error("CUDA error while {context}: {source}")]
     Cuda {

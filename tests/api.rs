@@ -368,3 +368,18 @@ fn activations_reach_the_argument_block() {
     assert_eq!((args.alpha, args.beta), (2.0, -1.0));
     assert_eq!((args.lda, args.ldb, args.ldc), (2, 2, 2));
 }
+
+/// The thread-safety the API promises (docs/library.md): a `Gemm`, quantized weights, a plan,
+/// a description and an error can be sent to and shared between threads.
+#[test]
+fn public_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Gemm>();
+    send_sync::<rust_gemm::QuantizedWeights>();
+    send_sync::<rust_gemm::api::dispatch::Plan>();
+    send_sync::<rust_gemm::MatmulDesc<'static, f32>>();
+    send_sync::<rust_gemm::MatmulDesc<'static, half::bf16>>();
+    send_sync::<rust_gemm::Epilogue<'static, half::f16>>();
+    send_sync::<GemmError>();
+    send_sync::<rust_gemm::runtime::Runtime>();
+}

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::random;
+use common::{quantized_tolerance, random};
 use cudarc::driver::CudaContext;
 use half::f16;
 use rust_gemm::quant::fast::{Path, rounds_weights};
@@ -78,10 +78,7 @@ fn quantized_products_match_the_reference() {
                         sum += term;
                         magnitude += term.abs();
                     }
-                    let weight_rounding = if weights_rounded { 2f64.powi(-11) } else { 0.0 };
-                    let allowed = 2f64.powi(-11) * sum.abs()
-                        + (weight_rounding + (k as f64 + 4.0) * 2f64.powi(-24)) * magnitude * 1.2
-                        + 2f64.powi(-14);
+                    let allowed = quantized_tolerance(sum, magnitude, k, weights_rounded);
                     let got = y[r * n + c].to_f64();
                     assert!(
                         (got - sum).abs() <= allowed,

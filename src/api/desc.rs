@@ -48,7 +48,7 @@ pub enum Activation {
 /// # }
 /// ```
 pub struct Epilogue<'a, T> {
-    pub(crate) bias: Option<&'a dyn DevicePtr<T>>,
+    pub(crate) bias: Option<&'a (dyn DevicePtr<T> + Sync)>,
     pub(crate) activation: Option<Activation>,
 }
 
@@ -62,7 +62,7 @@ impl<'a, T> Epilogue<'a, T> {
     }
 
     /// Adds `bias[j]` to column `j` (at least n elements of C's type, on the same device).
-    pub fn bias(bias: &'a dyn DevicePtr<T>) -> Self {
+    pub fn bias(bias: &'a (dyn DevicePtr<T> + Sync)) -> Self {
         Epilogue {
             bias: Some(bias),
             activation: None,

@@ -60,6 +60,8 @@ pub struct Gemm {
     caps: DeviceCaps,
     /// TMA tensor maps already on the device, by what they describe.
     tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
+    /// The entry point of the last kernel queued, which a fault found later names.
+    last_kernel: Mutex<Option<&'static str>>,
 }
 
 /// What a TMA kernel's pair of tensor maps describes: element type, B layout, and each map's
@@ -93,6 +95,7 @@ impl Gemm {
             runtime,
             caps,
             tensor_maps: Mutex::new(HashMap::new()),
+            last_kernel: Mutex::new(None),
         }
     }
 
@@ -114,6 +117,36 @@ impl Gemm {
     /// The runtime underneath (module, launches, memory).
     pub fn runtime(&self) -> &Runtime {
         &self.runtime
+    }
+
+    /// Waits until everything queued on the stream has run. Kernels run asynchronously, so a
+    /// kernel that faults (an invalid address, say, from an `unsafe` view) is seen here, as
+    /// [`GemmError::KernelFault`] naming the last kernel this `Gemm` queued.
+    pub fn synchronize(&self) -> Result<(), GemmError> {
+        self.stream()
+            .synchronize()
+            .map_err(|source| GemmError::KernelFault {
+                kernel: self
+                    .last_kernel()
+                    .unwrap_or("none (no kernel was queued by this Gemm)"),
+                source,
+            })
+    }
+
+    /// The entry point of the last kernel this `Gemm` queued, if any.
+    pub fn last_kernel(&self) -> Option<&'static str> {
+        *self
+            .last_kernel
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Notes `entry` as the last kernel queued (for [`Gemm::synchronize`]'s report).
+    pub(crate) fn queued(&self, entry: &'static str) {
+        *self
+            .last_kernel
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(entry);
     }
 
     /// Every kernel the library can choose from, fastest first per element type and layout.
@@ -239,8 +272,9 @@ impl Gemm {
         // to this context, dispatch checked the kernel's alignment and shared-memory needs, and
         // the argument block has the layout the kernel reads.
         unsafe { builder.launch(config) }
-            .map(drop)
-            .map_err(|e| GemmError::cuda(format!("launching {}", spec.entry), e))
+            .map_err(|e| GemmError::cuda(format!("launching {}", spec.entry), e))?;
+        self.queued(spec.entry);
+        Ok(())
     }
 }
 

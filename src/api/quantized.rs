@@ -2,8 +2,9 @@
 //! multiplied by fp16 activations on the GPU (decode for small batches, prefill for large ones).
 
 use super::Gemm;
+use super::MatmulDesc;
 use crate::GemmError;
-use crate::quant::fast::{self, FastWeights, Path, Scratch};
+use crate::quant::fast::{self, FastWeights, Path, Scratch, check_activations};
 use crate::quant::format::{WeightFormat, quantize};
 use crate::quant::prepack::{Prepacked, check_group};
 use cudarc::driver::{DevicePtr, DevicePtrMut, sys::CUcontext};
@@ -140,7 +141,8 @@ impl QuantizedWeights {
     }
 
     /// Queues `y (m×n fp16) = x (m×k fp16) · dequant(W)` on `gemm`'s stream, choosing the path
-    /// by m ([`QuantizedWeights::path`]). `x` and `y` are contiguous row-major.
+    /// by m ([`QuantizedWeights::path`]). `x` and `y` are contiguous row-major, slices or
+    /// views at least `m × k` and `m × n` long (elements past those are left alone).
     pub fn matmul(
         &self,
         gemm: &Gemm,
@@ -161,15 +163,24 @@ impl QuantizedWeights {
             .scratch
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        fast::launch(
-            runtime,
-            self.path(m),
-            x,
-            &self.weights,
-            y,
-            m,
-            None,
-            &mut scratch,
-        )
+        let (k, n) = self.shape();
+        check_activations(m, n, k, x.len(), y.len())?;
+        match self.path(m) {
+            Path::Decode => {
+                fast::launch_decode(runtime, x, &self.weights, y, m, None, &mut scratch)?;
+                gemm.queued(self.weights.decode_entry());
+                Ok(())
+            }
+            // The expanded weights go through the library's own dispatch (TMA + wgmma where
+            // the device and the shape allow it), which also takes x and y as they come.
+            Path::Prefill => {
+                let expanded = fast::expand(runtime, &self.weights, &mut scratch)?;
+                gemm.queued(self.weights.expand_entry());
+                // SAFETY: the expansion holds `k × n` fp16 values, bit for bit `f16`.
+                let expanded = unsafe { expanded.transmute::<f16>(k * n) }
+                    .expect("the expansion buffer holds k·n elements");
+                gemm.matmul(x, &expanded, y, &MatmulDesc::new(m, n, k))
+            }
+        }
     }
 }

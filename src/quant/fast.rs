@@ -162,6 +162,16 @@ pub struct FastWeights {
 }
 
 impl FastWeights {
+    /// The decode kernel's entry point for these weights.
+    pub fn decode_entry(&self) -> &'static str {
+        DECODE_ENTRIES[self.entry]
+    }
+
+    /// The expansion kernel's entry point for these weights.
+    pub fn expand_entry(&self) -> &'static str {
+        EXPAND_ENTRIES[self.entry]
+    }
+
     /// Uploads pre-packed weights.
     pub fn upload(gpu: &Runtime, p: &Prepacked) -> Result<Self, GemmError> {
         let suffix = p.entry_suffix();
@@ -418,6 +428,18 @@ pub fn prefill_rung(gpu: &Runtime, k: usize, n: usize) -> Result<&'static Rung, 
     }
 }
 
+/// Queues the expansion of `w` to fp16 (`k × n`, row-major) into `scratch`'s buffer (made on
+/// first use, kept for the next call) and returns that buffer.
+pub fn expand<'s>(
+    gpu: &Runtime,
+    w: &FastWeights,
+    scratch: &'s mut Scratch,
+) -> Result<&'s mut CudaSlice<u16>, GemmError> {
+    let expanded = zeroed(gpu, &mut scratch.expanded, w.k * w.n)?;
+    launch_expand(gpu, w, expanded)?;
+    Ok(expanded)
+}
+
 /// Queues the prefill path: expand `w` to fp16 (kept in `scratch`), then the tensor-core GEMM.
 pub fn launch_prefill<T: Fp16Bits>(
     gpu: &Runtime,
@@ -428,8 +450,7 @@ pub fn launch_prefill<T: Fp16Bits>(
     scratch: &mut Scratch,
 ) -> Result<(), GemmError> {
     let shape = check_buffers(w, a, c, m)?;
-    let expanded = zeroed(gpu, &mut scratch.expanded, w.k * w.n)?;
-    launch_expand(gpu, w, expanded)?;
+    let expanded = expand(gpu, w, scratch)?;
     // SAFETY: the expanded weights are fp16 bits, which is what T holds (Fp16Bits).
     let expanded = unsafe { expanded.transmute::<T>(w.k * w.n) }
         .expect("the expansion buffer holds k·n elements");
@@ -459,8 +480,10 @@ pub fn launch<T: Fp16Bits>(
     }
 }
 
-/// Checks that A holds `m × k` and C `m × n` elements (the dequant GEMMs' activations and
-/// output), returning the shape.
+/// Checks that A holds at least `m × k` and C at least `m × n` elements (the dequant GEMMs'
+/// activations and output, contiguous row-major at the start of each buffer: a longer buffer
+/// or a view into one is fine, elements past them are neither read nor written), returning
+/// the shape.
 pub fn check_activations(
     m: usize,
     n: usize,
@@ -472,7 +495,7 @@ pub fn check_activations(
     let (a_expected, _, c_expected) = shape.elements();
     for (name, cols, expected, actual) in [("A", k, a_expected, a_len), ("C", n, c_expected, c_len)]
     {
-        if expected != actual {
+        if actual < expected {
             return Err(GemmError::BufferSize {
                 name,
                 rows: m,

@@ -5,19 +5,60 @@
 
 use rust_gemm::{Activation, BLayout, DType};
 
-/// Deterministic values uniform in [-1, 1) (SplitMix64), different per `seed`.
+pub mod fuzz;
+pub mod fuzz_run;
+
+/// SplitMix64: a small, fast, seedable generator, the same on every machine, so that a seed
+/// printed by a failing test replays the same case.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator whose sequence depends on every bit of `seed`.
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37_79B9_7F4A_7C15)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Uniform in [-1, 1).
+    pub fn signed_unit(&mut self) -> f64 {
+        self.unit() * 2.0 - 1.0
+    }
+
+    /// Uniform in `range` (inclusive).
+    pub fn range(&mut self, range: std::ops::RangeInclusive<usize>) -> usize {
+        let (low, high) = (*range.start(), *range.end());
+        low + (self.next_u64() % (high - low + 1) as u64) as usize
+    }
+
+    /// True with probability `p`.
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.unit() < p
+    }
+
+    /// One of `items`, uniformly.
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.range(0..=items.len() - 1)]
+    }
+}
+
+/// Deterministic values uniform in [-1, 1), different per `seed`.
 pub fn random(len: usize, seed: u64) -> Vec<f64> {
-    let mut state = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37_79B9_7F4A_7C15;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+    let mut rng = Rng::new(seed);
+    (0..len).map(|_| rng.signed_unit()).collect()
 }
 
 /// One strided-batched product as the API describes it, with every value already widened to
@@ -122,4 +163,20 @@ pub fn tolerance(dtype: DType, k: usize, magnitude: f64, expected: f64) -> f64 {
     1.2 * ((accumulation + inputs + 1e-6) * magnitude)
         + output_roundoff(dtype) * expected.abs()
         + tiny
+}
+
+/// The largest error of one output of a dequantizing GEMM (fp16 activations and output, fp32
+/// accumulation) whose exact value is `sum` with `magnitude = Σ|x·w|` over `k` terms: the
+/// output's rounding, fp32 accumulation in any order, and when the path rounds each weight to
+/// fp16 before the product (`weights_rounded`), that rounding; plus fp16's smallest normal for
+/// results near zero.
+pub fn quantized_tolerance(sum: f64, magnitude: f64, k: usize, weights_rounded: bool) -> f64 {
+    let weight_rounding = if weights_rounded {
+        f64::powi(2.0, -11)
+    } else {
+        0.0
+    };
+    f64::powi(2.0, -11) * sum.abs()
+        + (weight_rounding + (k as f64 + 4.0) * f64::powi(2.0, -24)) * magnitude * 1.2
+        + f64::powi(2.0, -14)
 }

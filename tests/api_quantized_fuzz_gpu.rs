@@ -1,0 +1,220 @@
+//! `QuantizedWeights` fuzzed on the GPU: random formats (u1–u8, i2–i8, small floats e1–e5),
+//! group sizes (32 to 512 rows, or one group per column), zero points (unsigned formats),
+//! shapes, and for each weight matrix one decode batch (m ≤ 16) and one prefill batch
+//! (m > 16), activations and outputs as views into longer buffers. Each product is checked
+//! against the f64 product with the weights as the quantizer defines them; the output's tail
+//! must stay untouched. About one weight request in twenty asks for a group the format cannot
+//! serve and must be refused with a typed error.
+//!
+//! Needs a CUDA GPU: `cargo test --release --test api_quantized_fuzz_gpu -- --ignored --nocapture`.
+//! `FUZZ_SEED`, `FUZZ_CASES` (weight matrices, default 1100, two products each),
+//! `FUZZ_CASE` (replay one), `FUZZ_SUMMARY=path` (the summary as JSON).
+
+mod common;
+
+use common::fuzz::{indices_from_env, seed_from_env};
+use common::{Rng, quantized_tolerance, random};
+use cudarc::driver::{CudaContext, CudaStream};
+use half::f16;
+use rust_gemm::quant::fast::rounds_weights;
+use rust_gemm::quant::format::quantize;
+use rust_gemm::{Gemm, GemmError, Group, QuantizedWeights, WeightFormat};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Multiply-adds per product at most (keeps the f64 reference of the run to seconds).
+const MULTIPLY_ADDS: usize = 3_000_000;
+
+/// One generated weight matrix and its two products.
+#[derive(Clone, Debug)]
+struct QuantCase {
+    format: WeightFormat,
+    group: Group,
+    zero_points: bool,
+    k: usize,
+    n: usize,
+    /// A decode batch and a prefill batch.
+    ms: [usize; 2],
+    /// Whether the group is one the format cannot serve (a refusal is expected).
+    bad_group: bool,
+}
+
+fn generate(seed: u64, index: u64) -> QuantCase {
+    let mut rng = Rng::new(seed ^ index.wrapping_mul(0xA24B_AED4_963E_E407));
+    let format = match rng.range(0..=9) {
+        0..=3 => WeightFormat::Unsigned(rng.range(1..=8) as u32),
+        4..=6 => WeightFormat::Signed(rng.range(2..=8) as u32),
+        _ => {
+            let exponent = rng.range(1..=5);
+            WeightFormat::Float {
+                exponent: exponent as u32,
+                mantissa: rng.range(0..=7 - exponent) as u32,
+            }
+        }
+    };
+    let zero_points = matches!(format, WeightFormat::Unsigned(_)) && rng.chance(0.4);
+    let n = (700f64.powf(rng.unit())).round().max(1.0) as usize;
+    let bad_group = rng.chance(0.05);
+    let (group, k) = if bad_group {
+        // 48 rows divide k = 480 but fit no chunk of k; 100 rows do not divide k = 256.
+        if rng.chance(0.5) {
+            (Group::Rows(48), 480)
+        } else {
+            (Group::Rows(100), 256)
+        }
+    } else if rng.chance(0.25) {
+        let k = (2000f64.powf(rng.unit())).round().max(1.0) as usize;
+        (Group::PerChannel, k)
+    } else {
+        let rows = rng.pick(&[32, 64, 128, 256, 512]);
+        let groups = rng.range(1..=(4096 / rows).min(16));
+        (Group::Rows(rows), rows * groups)
+    };
+    let decode_m = rng.range(1..=16);
+    let prefill_m = rng.range(17..=300).min((MULTIPLY_ADDS / (n * k)).max(17));
+    QuantCase {
+        format,
+        group,
+        zero_points,
+        k,
+        n,
+        ms: [decode_m, prefill_m],
+        bad_group,
+    }
+}
+
+/// Runs one weight matrix's products; returns the paths taken, or why it failed.
+fn run(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    case: &QuantCase,
+    seed: u64,
+) -> Result<Vec<String>, String> {
+    let (k, n) = (case.k, case.n);
+    let w: Vec<f32> = random(k * n, seed).iter().map(|&x| x as f32).collect();
+    let made = if case.zero_points {
+        QuantizedWeights::quantize_with_zero_points(gemm, &w, k, n, case.format, case.group)
+    } else {
+        QuantizedWeights::quantize(gemm, &w, k, n, case.format, case.group)
+    };
+    let qw = match (made, case.bad_group) {
+        (Ok(qw), false) => qw,
+        (Err(GemmError::GroupSize { .. } | GemmError::UnsupportedGroup { .. }), true) => {
+            return Ok(vec!["refused".into()]);
+        }
+        (Err(e), _) => return Err(format!("quantize: {e}")),
+        (Ok(_), true) => return Err("a group the format cannot serve was accepted".into()),
+    };
+    let rows = match case.group {
+        Group::Rows(rows) => rows,
+        Group::PerChannel => k,
+    };
+    let reference = quantize(&w, k, n, case.format, rows, case.zero_points)
+        .map_err(|e| format!("reference quantize: {e}"))?;
+    let dequantized = reference.dequantize();
+    let mut paths = Vec::new();
+    for (j, &m) in case.ms.iter().enumerate() {
+        let x: Vec<f16> = random(m * k + 5, seed + 1 + j as u64)
+            .iter()
+            .map(|&v| f16::from_f64(v))
+            .collect();
+        let x_dev = stream.clone_htod(&x).map_err(|e| e.to_string())?;
+        let poison = vec![f16::NAN; m * n + 5];
+        let mut y_dev = stream.clone_htod(&poison).map_err(|e| e.to_string())?;
+        // Views: x starts 3 elements in, y is longer than m × n.
+        let x_view = x_dev.slice(3..);
+        let mut y_view = y_dev.slice_mut(..m * n + 2);
+        qw.matmul(gemm, &x_view, &mut y_view, m)
+            .map_err(|e| format!("m {m}: {e}"))?;
+        let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
+        let path = qw.path(m);
+        let rounded = rounds_weights(path, case.format);
+        for r in 0..m {
+            for c in 0..n {
+                let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
+                for l in 0..k {
+                    let term = x[3 + r * k + l].to_f64() * dequantized[l * n + c] as f64;
+                    sum += term;
+                    magnitude += term.abs();
+                }
+                let got = y[r * n + c].to_f64();
+                let allowed = quantized_tolerance(sum, magnitude, k, rounded);
+                if (got - sum).abs() > allowed || got.is_nan() {
+                    return Err(format!(
+                        "m {m} ({path:?}): y[{r}, {c}] is {got}, expected {sum} (tolerance {allowed:e})"
+                    ));
+                }
+            }
+        }
+        if y[m * n..].iter().any(|v| !v.is_nan()) {
+            return Err(format!(
+                "m {m} ({path:?}): elements past m × n were written"
+            ));
+        }
+        paths.push(format!("{path:?}"));
+    }
+    Ok(paths)
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn generated_quantized_products() {
+    let seed = seed_from_env(0x5EED_0004);
+    let indices = indices_from_env(1100);
+    let ctx = CudaContext::new(0).expect("a CUDA device");
+    let stream = ctx.new_stream().expect("a stream");
+    let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+    let started = std::time::Instant::now();
+    let mut tally = BTreeMap::<String, usize>::new();
+    let mut failures = Vec::new();
+    let count = indices.end - indices.start;
+    for index in indices {
+        let case = generate(seed, index);
+        match run(&stream, &gemm, &case, seed.wrapping_add(index * 7)) {
+            Ok(paths) => {
+                for path in paths {
+                    *tally.entry(path).or_default() += 1;
+                }
+                let format = match case.format {
+                    WeightFormat::Unsigned(_) => "unsigned",
+                    WeightFormat::Signed(_) => "signed",
+                    _ => "float",
+                };
+                *tally.entry(format!("format {format}")).or_default() += 1;
+            }
+            Err(message) => {
+                eprintln!(
+                    "FAILED case {index} of seed {seed:#x}: {message}\n  {case:?}\n  replay: \
+                     FUZZ_SEED={seed} FUZZ_CASE={index} cargo test --release --test \
+                     api_quantized_fuzz_gpu -- --ignored"
+                );
+                failures.push(index);
+                if failures.len() >= 20 {
+                    break;
+                }
+            }
+        }
+    }
+    let products = tally.get("Decode").unwrap_or(&0) + tally.get("Prefill").unwrap_or(&0);
+    let summary = format!(
+        "{{\n  \"test\": \"api_quantized_fuzz_gpu\",\n  \"seed\": {seed},\n  \"weight_matrices\": \
+         {count},\n  \"products_checked\": {products},\n  \"failures\": {},\n  \"failed_cases\": \
+         {failures:?},\n  \"device\": \"{}\",\n  \"seconds\": {:.1},\n  \"tally\": {:?}\n}}\n",
+        failures.len(),
+        gemm.device().name,
+        started.elapsed().as_secs_f64(),
+        tally
+    );
+    eprintln!("{summary}");
+    if let Ok(path) = std::env::var("FUZZ_SUMMARY") {
+        std::fs::write(&path, &summary).expect("write the summary");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} cases failed",
+        failures.len()
+    );
+    if count >= 1000 {
+        assert!(products >= 2000, "only {products} products checked");
+    }
+}
