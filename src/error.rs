@@ -328,6 +328,12 @@ pub enum GemmError {
         /// What the kernels need.
         needed: &'static str,
     },
+    /// A PTX module name other than `sm80` and `sm90a`.
+    #[error("no PTX module named {name:?}; the modules are sm80 (portable) and sm90a (Hopper)")]
+    UnknownPtxModule {
+        /// The name given.
+        name: String,
+    },
     /// The GPU reported a failure while running the stream's work: a kernel faulted (for
     /// example on an invalid address). CUDA makes such faults sticky: the context cannot be used
     /// again, and every later call on it fails.

@@ -48,6 +48,17 @@ pub struct PtxModule {
 }
 
 impl PtxModule {
+    /// The module named `sm80` (or `sm_80`: the portable one) or `sm90a` (`sm_90a`: Hopper's).
+    pub fn by_name(name: &str) -> Result<&'static PtxModule, crate::GemmError> {
+        match name.trim() {
+            "sm80" | "sm_80" => Ok(&PORTABLE),
+            "sm90a" | "sm_90a" => Ok(&HOPPER),
+            other => Err(crate::GemmError::UnknownPtxModule {
+                name: other.to_string(),
+            }),
+        }
+    }
+
     /// Whether a device of compute capability `major.minor` can load this module.
     pub fn loads_on(&self, major: u32, minor: u32) -> bool {
         if self.forward_compatible {
@@ -146,6 +157,17 @@ pub fn for_device(context: &CudaContext) -> Result<&'static PtxModule, GemmError
             needed: "compute capability 8.0 or newer (Ampere, Ada, Hopper, Blackwell): the \
                      kernels use cp.async, bf16 mma.sync and ldmatrix (PTX sm_80)",
         })
+}
+
+/// The environment variable that picks the PTX module the GPU tests load (`sm80` or `sm90a`).
+pub const TEST_PTX_VARIABLE: &str = "RUST_GEMM_TEST_PTX";
+
+/// The module [`TEST_PTX_VARIABLE`] names, `None` when it is unset.
+pub fn test_module() -> Result<Option<&'static PtxModule>, crate::GemmError> {
+    match std::env::var(TEST_PTX_VARIABLE) {
+        Err(_) => Ok(None),
+        Ok(name) => PtxModule::by_name(&name).map(Some),
+    }
 }
 
 #[cfg(test)]

@@ -172,7 +172,7 @@ fn eight_threads_for_a_minute() {
     let slack = Duration::from_secs(60);
     let ctx = CudaContext::new(0).expect("a CUDA device");
     let main_stream = ctx.new_stream().expect("a stream");
-    let main_gemm = Arc::new(Gemm::new(main_stream.clone()).expect("the kernels load"));
+    let main_gemm = Arc::new(common::gemm_on(&main_stream));
     let shared = Arc::new(shared_weights(&main_gemm));
 
     // Phase 1: a stream and a Gemm per thread. Each Gemm loads the module first (the driver
@@ -180,7 +180,7 @@ fn eight_threads_for_a_minute() {
     let gemms: Vec<_> = (0..THREADS)
         .map(|_| {
             let stream = ctx.new_stream().expect("a stream");
-            let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+            let gemm = common::gemm_on(&stream);
             Arc::new((stream, gemm))
         })
         .collect();

@@ -15,7 +15,7 @@ mod common;
 
 use common::random;
 use cudarc::driver::{CudaContext, CudaSlice, DriverError, sys::CUresult};
-use rust_gemm::{Gemm, GemmError, Group, MatmulDesc, QuantizedWeights, WeightFormat};
+use rust_gemm::{GemmError, Group, MatmulDesc, QuantizedWeights, WeightFormat};
 use std::error::Error;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -43,7 +43,7 @@ fn out_of_memory_is_a_typed_error_and_the_handle_survives() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let ctx = CudaContext::new(0).expect("a CUDA device");
     let stream = ctx.new_stream().expect("a stream");
-    let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+    let gemm = common::gemm_on(&stream);
     let (m, n, k) = (64, 64, 64);
     let a = stream.clone_htod(&vec![1.0f32; m * k]).unwrap();
     let b = stream.clone_htod(&vec![0.5f32; k * n]).unwrap();
@@ -101,7 +101,7 @@ fn kernel_fault_child() {
     }
     let ctx = CudaContext::new(0).expect("a CUDA device");
     let stream = ctx.new_stream().expect("a stream");
-    let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+    let gemm = common::gemm_on(&stream);
     let (m, n, k) = (256, 256, 256);
     // SAFETY: deliberately not sound for the device: the address maps nothing, so the kernel
     // faults when it reads A. The slice is leaked, never freed.

@@ -9,14 +9,13 @@
 //!
 //! Needs a CUDA GPU: `cargo test --release --test api_fuzz_gpu -- --ignored --nocapture`.
 //! `FUZZ_SEED` (default 0x5EED2026), `FUZZ_CASES` (default 10 000), `FUZZ_CASE` (replay one),
-//! `FUZZ_PTX=sm80` (the portable module instead of the device's own), `FUZZ_SUMMARY=path`
+//! `RUST_GEMM_TEST_PTX=sm80` (the portable module instead of the device's own), `FUZZ_SUMMARY=path`
 //! (writes the run's summary as JSON).
 
 mod common;
 
 use common::fuzz::{Call, indices_from_env, seed_from_env};
 use common::fuzz_run::{Outcome, run};
-use cudarc::driver::CudaContext;
 use rust_gemm::Gemm;
 use std::collections::BTreeMap;
 
@@ -25,17 +24,7 @@ use std::collections::BTreeMap;
 fn ten_thousand_generated_calls() {
     let seed = seed_from_env(0x5EED_2026);
     let indices = indices_from_env(10_000);
-    let ctx = CudaContext::new(0).expect("a CUDA device");
-    let stream = ctx.new_stream().expect("a stream");
-    let portable = std::env::var("FUZZ_PTX").is_ok_and(|p| p == "sm80");
-    let gemm = if portable {
-        let runtime =
-            rust_gemm::runtime::Runtime::with_ptx(stream.clone(), rust_gemm::ptx::PORTABLE.text)
-                .expect("the portable module loads");
-        Gemm::from_runtime(runtime)
-    } else {
-        Gemm::new(stream.clone()).expect("the kernels load")
-    };
+    let (stream, gemm) = common::open_gemm();
     let started = std::time::Instant::now();
     let mut ran = BTreeMap::<&'static str, usize>::new();
     let mut refused = BTreeMap::<String, usize>::new();

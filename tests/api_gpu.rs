@@ -13,10 +13,7 @@ use rust_gemm::{Activation, BLayout, DType, Epilogue, Gemm, GemmElement, GemmErr
 use std::sync::Arc;
 
 fn open() -> (Arc<CudaStream>, Gemm) {
-    let ctx = CudaContext::new(0).expect("a CUDA device");
-    let stream = ctx.new_stream().expect("a stream");
-    let gemm = Gemm::new(stream.clone()).expect("the kernels load");
-    (stream, gemm)
+    common::open_gemm()
 }
 
 /// The portable (sm_80) module on this GPU, as an Ampere or Ada GPU would load it: the driver

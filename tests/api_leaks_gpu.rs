@@ -92,7 +92,7 @@ fn a_hundred_thousand_calls_leak_nothing() {
     let stream = ctx.new_stream().expect("a stream");
     let before = device_in_use(&ctx);
     {
-        let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+        let gemm = common::gemm_on(&stream);
         let (k, n) = (1024, 256);
         let w: Vec<f32> = random(k * n, 5).iter().map(|&x| x as f32).collect();
         let qw = QuantizedWeights::quantize(

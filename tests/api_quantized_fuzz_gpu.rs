@@ -163,7 +163,7 @@ fn generated_quantized_products() {
     let indices = indices_from_env(1100);
     let ctx = CudaContext::new(0).expect("a CUDA device");
     let stream = ctx.new_stream().expect("a stream");
-    let gemm = Gemm::new(stream.clone()).expect("the kernels load");
+    let gemm = common::gemm_on(&stream);
     let started = std::time::Instant::now();
     let mut tally = BTreeMap::<String, usize>::new();
     let mut failures = Vec::new();

@@ -11,14 +11,14 @@ use cudarc::driver::CudaContext;
 use half::f16;
 use rust_gemm::quant::fast::{Path, rounds_weights};
 use rust_gemm::quant::format::quantize;
-use rust_gemm::{Gemm, GemmError, Group, QuantizedWeights, WeightFormat};
+use rust_gemm::{GemmError, Group, QuantizedWeights, WeightFormat};
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn quantized_products_match_the_reference() {
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.new_stream().unwrap();
-    let gemm = Gemm::new(stream.clone()).unwrap();
+    let gemm = common::gemm_on(&stream);
     let cases = [
         (WeightFormat::Unsigned(4), 128, false, 256, 300),
         (WeightFormat::Unsigned(4), 64, true, 512, 257),
@@ -95,7 +95,7 @@ fn quantized_products_match_the_reference() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn bad_quantization_requests_are_refused() {
     let ctx = CudaContext::new(0).unwrap();
-    let gemm = Gemm::new(ctx.default_stream()).unwrap();
+    let gemm = common::gemm_on(&ctx.default_stream());
     let w = vec![0.5f32; 256 * 64];
     let err = QuantizedWeights::quantize_with_zero_points(
         &gemm,

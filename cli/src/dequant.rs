@@ -3,7 +3,7 @@
 //! as each weight case finishes.
 
 use crate::folder::ReportFolder;
-use crate::options::{ReportDir, Timing, command_line, seed_or_random};
+use crate::options::{PtxChoice, ReportDir, Timing, command_line, seed_or_random};
 use crate::output::{self, say};
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
@@ -85,6 +85,9 @@ pub struct DequantArgs {
 
     #[command(flatten)]
     report: ReportDir,
+
+    #[command(flatten)]
+    ptx: PtxChoice,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,7 +122,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
     let earlier = folder.read_results()?;
 
     let seed = seed_or_random(args.seed);
-    let gpu = Gpu::open()?;
+    let gpu = Gpu::open_module(args.ptx.module())?;
     let mut bench = DequantBench::new(&gpu)?;
     let device = gpu.info().name.clone();
     say!(

@@ -7,7 +7,7 @@ use rust_gemm::{GemmError, PTX};
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn allocation_larger_than_the_device_is_a_clear_error() {
-    let gpu = Gpu::new(PTX).expect("a CUDA GPU");
+    let gpu = Gpu::open_for_tests().expect("a CUDA GPU");
     let too_many = gpu.info().total_memory; // floats: 4× the device's bytes
     match gpu.alloc_poisoned::<f32>(too_many) {
         Err(GemmError::OutOfDeviceMemory {
@@ -61,7 +61,7 @@ fn ptx_the_driver_rejects_is_a_module_load_error() {
 fn autotuned_rung_is_not_launched_directly() {
     use rust_gemm::check::cpu::random_matrix;
     use rust_gemm::{GemmShape, RUNGS};
-    let gpu = Gpu::new(PTX).expect("a CUDA GPU");
+    let gpu = Gpu::open_for_tests().expect("a CUDA GPU");
     let tuned = RUNGS
         .iter()
         .find(|r| !r.candidates.is_empty())

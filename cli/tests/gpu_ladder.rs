@@ -11,7 +11,7 @@ use rust_gemm::check::sweep::Case;
 use rust_gemm::check::verify::{ErrorModel, Verification, compare_with_cpu};
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::ladder::rungs::Precision;
-use rust_gemm::{GemmError, GemmShape, PTX, Rung};
+use rust_gemm::{GemmError, GemmShape, Rung};
 
 /// Ragged on purpose: no dimension a multiple of any tile, plus tile-aligned 256³, a single
 /// element, tall-and-skinny and a long reduction.
@@ -28,7 +28,7 @@ const SHAPES: [(usize, usize, usize); 8] = [
 ];
 
 fn open_gpu() -> Gpu {
-    Gpu::new(PTX).unwrap_or_else(|e| {
+    Gpu::open_for_tests().unwrap_or_else(|e| {
         panic!("the GPU tests were asked for, but the GPU could not be opened: {e}")
     })
 }
@@ -46,9 +46,19 @@ fn inputs(s: &GemmShape, seed: u64) -> (Vec<f32>, Vec<f32>) {
     )
 }
 
-/// Every kernel the host can launch, labelled (the same list `sgemm-ladder verify` checks).
-fn kernels() -> Vec<(String, &'static Rung)> {
+/// Every kernel the host can launch on `gpu`'s module, labelled (the same list `sgemm-ladder
+/// verify` checks); the rungs the module or device lacks are named and left out.
+fn kernels(gpu: &Gpu) -> Vec<(String, &'static Rung)> {
     rust_gemm::check::sweep::all_kernels()
+        .into_iter()
+        .filter(|(label, rung)| match gpu.rung_unavailable(rung) {
+            Some(reason) => {
+                eprintln!("{label}: unavailable here: it {reason}");
+                false
+            }
+            None => true,
+        })
+        .collect()
 }
 
 /// Runs `rung` (cuBLAS SGEMM for `None`) on fresh inputs into a NaN-poisoned C and checks the
@@ -118,7 +128,7 @@ fn every_rung_matches_the_cpu_reference() {
     let mut failures = Vec::new();
     for (shape_index, &(m, n, k)) in SHAPES.iter().enumerate() {
         let s = shape(m, n, k);
-        for (kernel_index, (label, rung)) in kernels().into_iter().enumerate() {
+        for (kernel_index, (label, rung)) in kernels(&gpu).into_iter().enumerate() {
             if let Err(refusal) = rung.launch(&s, max_shared) {
                 eprintln!("{label} at {s}: skipped: {refusal}");
                 continue;
@@ -164,7 +174,7 @@ fn mismatched_output_buffer_is_refused() {
     let mut short16 = gpu
         .alloc_poisoned::<u16>(s.m * s.n - 1)
         .expect("allocate C");
-    for (label, rung) in kernels() {
+    for (label, rung) in kernels(&gpu) {
         let refusal = match rung.precision {
             Precision::Fp32 | Precision::Tf32 => gpu.launch_rung(rung, &a, &b, &mut short, &s),
             Precision::Fp16 => gpu.launch_rung(rung, &a16, &b16, &mut short16, &s),
@@ -207,7 +217,7 @@ fn buffers_of_the_wrong_element_type_are_refused() {
     );
     let mut c16 = gpu.alloc_poisoned::<u16>(s.m * s.n).unwrap();
     let mut checked = [false; 2];
-    for (label, rung) in kernels() {
+    for (label, rung) in kernels(&gpu) {
         let outcome = match rung.precision {
             Precision::Fp32 | Precision::Tf32 => gpu.launch_rung(rung, &a16, &b16, &mut c16, &s),
             Precision::Fp16 => gpu.launch_rung(rung, &a, &b, &mut c, &s),
@@ -249,7 +259,7 @@ fn refusals_come_before_the_launch() {
     let b = gpu.upload(&b_host).expect("upload B");
     let mut c = gpu.alloc_poisoned(16).expect("allocate C");
     let mut refused = 0;
-    for (label, rung) in kernels() {
+    for (label, rung) in kernels(&gpu) {
         let Err(refusal) = rung.launch(&s, max_shared) else {
             continue;
         };
@@ -320,7 +330,7 @@ fn fp16_rungs_propagate_nan_and_inf_to_exactly_the_affected_elements() {
     let a = gpu.upload_raw(&a_host).unwrap();
     let b = gpu.upload_raw(&b_host).unwrap();
     let mut tested = 0;
-    for (label, rung) in kernels()
+    for (label, rung) in kernels(&gpu)
         .into_iter()
         .filter(|(_, r)| r.precision == Precision::Fp16)
     {

@@ -56,6 +56,13 @@ impl Gpu {
         Self::new(module.text)
     }
 
+    /// The GPU tests' device: [`Gpu::open_module`] with the module named by the environment
+    /// variable [`crate::ptx::TEST_PTX_VARIABLE`] (`sm80`: the portable module, `sm90a`: the Hopper one;
+    /// unset: the one built for the device), so that the whole suite can run on either module.
+    pub fn open_for_tests() -> Result<Self, GemmError> {
+        Self::open_module(crate::ptx::test_module()?)
+    }
+
     /// Why `rung` cannot run here (its architecture, or its kernel missing from the loaded
     /// module), or `None` if it can.
     pub fn rung_unavailable(&self, rung: &crate::Rung) -> Option<String> {

@@ -3,7 +3,31 @@
 
 #![allow(dead_code)]
 
-use rust_gemm::{Activation, BLayout, DType};
+use cudarc::driver::{CudaContext, CudaStream};
+use rust_gemm::{Activation, BLayout, DType, Gemm};
+use std::sync::Arc;
+
+/// A new stream on device 0 and a `Gemm` on it, with the PTX module that
+/// `RUST_GEMM_TEST_PTX` names (`sm80`: the portable one, as an Ampere or Ada GPU loads it;
+/// `sm90a`), or the device's own when it is unset; so the whole suite runs on either module.
+pub fn open_gemm() -> (Arc<CudaStream>, Gemm) {
+    let ctx = CudaContext::new(0).expect("a CUDA device");
+    let stream = ctx.new_stream().expect("a stream");
+    let gemm = gemm_on(&stream);
+    (stream, gemm)
+}
+
+/// A `Gemm` on `stream` with the module `RUST_GEMM_TEST_PTX` names (see [`open_gemm`]).
+pub fn gemm_on(stream: &Arc<CudaStream>) -> Gemm {
+    match rust_gemm::ptx::test_module().expect("RUST_GEMM_TEST_PTX") {
+        None => Gemm::new(stream.clone()).expect("the kernels load"),
+        Some(module) => {
+            let runtime = rust_gemm::runtime::Runtime::with_ptx(stream.clone(), module.text)
+                .expect("the module loads");
+            Gemm::from_runtime(runtime)
+        }
+    }
+}
 
 pub mod fuzz;
 pub mod fuzz_run;

@@ -1,13 +1,12 @@
 //! What the dequant GPU tests share: the GPU, every weight format, random fp16 activations.
 
 use half::f16;
-use rust_gemm::PTX;
 use rust_gemm::check::cpu::random_matrix;
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::quant::format::WeightFormat;
 
 pub fn open_gpu() -> Gpu {
-    Gpu::new(PTX).unwrap_or_else(|e| panic!("these tests need a CUDA GPU: {e}"))
+    Gpu::open_for_tests().unwrap_or_else(|e| panic!("these tests need a CUDA GPU: {e}"))
 }
 
 /// Every format: u1–u8 (with and without zero points), i2–i8, every eXmY of up to 8 bits, f16.
