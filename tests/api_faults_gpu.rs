@@ -48,6 +48,24 @@ fn out_of_memory_is_a_typed_error_and_the_handle_survives() {
     let a = stream.clone_htod(&vec![1.0f32; m * k]).unwrap();
     let b = stream.clone_htod(&vec![0.5f32; k * n]).unwrap();
     let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
+    // Weights made while memory is free; their prefill path needs a 32 MiB scratch expansion,
+    // made on first use.
+    let (wk, wn) = (4096, 4096);
+    let w: Vec<f32> = random(wk * wn, 3).iter().map(|&x| x as f32).collect();
+    let early = QuantizedWeights::quantize(
+        &gemm,
+        &w,
+        wk,
+        wn,
+        WeightFormat::Unsigned(4),
+        Group::Rows(128),
+    )
+    .expect("fits while memory is free");
+    let pm = 32;
+    let x = stream
+        .clone_htod(&vec![half::f16::from_f32(1.0); pm * wk])
+        .unwrap();
+    let mut y = stream.alloc_zeros::<half::f16>(pm * wn).unwrap();
     // Take every byte the device will give, in ever smaller pieces.
     let mut filler: Vec<CudaSlice<u8>> = Vec::new();
     for piece in [1usize << 30, 64 << 20, 4 << 20, 1 << 20] {
@@ -59,8 +77,6 @@ fn out_of_memory_is_a_typed_error_and_the_handle_survives() {
     stream.synchronize().unwrap();
     let held: usize = filler.iter().map(|f| f.len()).sum();
     eprintln!("holding {} MiB of device memory", held >> 20);
-    let (wk, wn) = (4096, 4096);
-    let w: Vec<f32> = random(wk * wn, 3).iter().map(|&x| x as f32).collect();
     let quantize = || {
         QuantizedWeights::quantize(
             &gemm,
@@ -73,6 +89,16 @@ fn out_of_memory_is_a_typed_error_and_the_handle_survives() {
     };
     let err = quantize().err().expect("16 MiB of weights cannot fit");
     eprintln!("quantize with the device full: {err}");
+    // Either the library's own check (what the weights need against what is free) or the
+    // driver's refusal, kept as the error's source.
+    assert!(
+        matches!(err, GemmError::OutOfDeviceMemory { .. }) || is_out_of_memory(&err),
+        "not a typed out-of-memory error: {err:?}"
+    );
+    let err = early
+        .matmul(&gemm, &x, &mut y, pm)
+        .expect_err("the prefill scratch cannot fit");
+    eprintln!("prefill with the device full: {err}");
     assert!(
         is_out_of_memory(&err),
         "not a typed out-of-memory error: {err:?}"

@@ -218,6 +218,8 @@ impl FastWeights {
 #[derive(Default)]
 pub struct Scratch {
     padded_a: Option<CudaSlice<u16>>,
+    /// C for the decode kernel when the caller's C is not 4-byte aligned (its paired stores).
+    staged_c: Option<CudaSlice<u16>>,
     workspace: Option<CudaSlice<f32>>,
     counters: Option<CudaSlice<u32>>,
     expanded: Option<CudaSlice<u16>>,
@@ -296,10 +298,11 @@ pub fn launch_decode<T: Fp16Bits>(
     if blocks == 0 || blocks > units {
         return Err(GemmError::DecodeBlocks { blocks, units });
     }
-    // A rows must span whole chunks, with zeros past k.
+    // A rows must span whole chunks, with zeros past k, and start on 16-byte boundaries (the
+    // kernel's vector loads): otherwise they are copied into a padded, aligned scratch A.
     let stream = gpu.stream();
     let (a_address, _a_guard) = a.device_ptr(stream);
-    let a_ptr = if w.k_pad == w.k {
+    let a_ptr = if w.k_pad == w.k && a_address.is_multiple_of(16) {
         a_address
     } else {
         let padded = gpu.device_address(zeroed(gpu, &mut scratch.padded_a, m * w.k_pad)?);
@@ -337,13 +340,21 @@ pub fn launch_decode<T: Fp16Bits>(
     );
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
     let (c_address, _c_guard) = c.device_ptr_mut(stream);
+    // The kernel stores pairs of fp16 as 32-bit words: a C that is not 4-byte aligned gets an
+    // aligned scratch C, copied into the caller's after the kernel.
+    let staged = if c_address.is_multiple_of(4) {
+        None
+    } else {
+        Some(gpu.device_address(zeroed(gpu, &mut scratch.staged_c, m * w.n)?))
+    };
+    let out_address = staged.unwrap_or(c_address);
     let mut builder = gpu.stream().launch_builder(&function);
     builder
         .arg(&a_ptr)
         .arg(&w.weights)
         .arg(&w.scales)
         .arg(&offsets)
-        .arg(&c_address)
+        .arg(&out_address)
         .arg(&workspace)
         .arg(&counters);
     builder
@@ -352,7 +363,20 @@ pub fn launch_decode<T: Fp16Bits>(
         .arg(&column_blocks)
         .arg(&k_chunks)
         .arg(&group);
-    launch_with_constants(builder, &w.constants, config, DECODE_ENTRIES[w.entry])
+    launch_with_constants(builder, &w.constants, config, DECODE_ENTRIES[w.entry])?;
+    if let Some(staged) = staged {
+        // SAFETY: check_buffers saw m·n elements in C; the staged C holds m·n.
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(
+                c_address,
+                staged,
+                m * w.n * 2,
+                stream.cu_stream(),
+            )
+        }
+        .map_err(|e| GemmError::cuda("copying the staged C", e))?;
+    }
+    Ok(())
 }
 
 /// Queues the expansion of `w` into `out` (`k × n` fp16, row-major).
