@@ -1,5 +1,6 @@
-//! The element types the kernels read and write: `f32`, and fp16 carried as its `u16` bit
-//! pattern (the kernels see raw bits; [`half::f16`] does the conversions on the host).
+//! The element types the kernels read and write: `f32`, fp16 carried as its `u16` bit pattern
+//! (the kernels see raw bits; [`half::f16`] does the conversions on the host) or as
+//! [`half::f16`], and [`half::bf16`].
 
 use cudarc::driver::DeviceRepr;
 
@@ -50,6 +51,19 @@ impl Element for half::f16 {
     }
 }
 
+/// bfloat16 (8 exponent bits, 8 significant bits), as the library's bf16 kernels and cuBLAS's
+/// `CUDA_R_16BF` take it.
+impl Element for half::bf16 {
+    const BYTES: usize = 2;
+    const NAME: &'static str = "bf16";
+    fn from_f32(x: f32) -> Self {
+        half::bf16::from_f32(x)
+    }
+    fn to_f32(self) -> f32 {
+        half::bf16::to_f32(self)
+    }
+}
+
 /// An fp16 element type: its bits (`u16`, as the harness keeps them) or [`half::f16`] (as the
 /// API takes them). The kernels see the same 16 bits either way.
 pub trait Fp16Bits: Element {}
@@ -86,5 +100,21 @@ mod tests {
             assert!((x - y).abs() <= x.abs() / 2048.0, "{x} → {y}");
         }
         assert_eq!(widen(&convert::<f32>(&values)), values);
+    }
+
+    #[test]
+    fn bf16_keeps_eight_significant_bits() {
+        // 1 + 2⁻⁸ is halfway between 1 and 1 + 2⁻⁷: ties to even, 1.
+        assert_eq!(
+            <half::bf16 as Element>::from_f32(1.0 + 1.0 / 256.0).to_f32(),
+            1.0
+        );
+        assert_eq!(
+            <half::bf16 as Element>::from_f32(1.0 + 3.0 / 256.0).to_f32(),
+            1.0 + 1.0 / 64.0
+        );
+        // fp32's range: no overflow where fp16 would have one.
+        assert_eq!(<half::bf16 as Element>::from_f32(1e6).to_f32(), 999_424.0);
+        assert_eq!(<half::bf16 as Element>::BYTES, 2);
     }
 }

@@ -1,6 +1,7 @@
 //! `sgemm-ladder`: runs every rung of the SGEMM ladder on the GPU, verifies each against a
 //! reference, times it against cuBLAS and writes a report; its subcommands verify every kernel
-//! on random shapes, benchmark the dequant GEMM and rebuild reports.
+//! on random shapes, benchmark the dequant GEMM, run the shape suite through the library's
+//! dispatch and rebuild reports.
 //!
 //! This file parses the command line and dispatches; each subcommand lives in its own module.
 //! Exit status: 0 when everything that ran passed verification, 1 when something failed it,
@@ -13,6 +14,7 @@ mod options;
 mod output;
 mod report;
 mod run;
+mod shapes;
 mod verify;
 
 use clap::{Parser, Subcommand};
@@ -45,6 +47,7 @@ struct Cli {
 enum Command {
     Verify(verify::VerifyArgs),
     Dequant(dequant::DequantArgs),
+    Shapes(shapes::ShapesArgs),
     Report(report::ReportArgs),
 }
 
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Dequant(args)) => dequant::run(args),
+        Some(Command::Shapes(args)) => shapes::run(args),
         Some(Command::Report(args)) => report::run(args),
         None if cli.list => {
             list::run();

@@ -208,6 +208,19 @@ fn no_gpu_gives_one_clear_line() {
         &[
             "dequant", "--m", "1", "--k", "256", "--n", "256", "--reps", "2", "--warmup", "1",
         ],
+        &[
+            "shapes",
+            "--group",
+            "ragged",
+            "--filter",
+            "3x5x7",
+            "--precision",
+            "f16",
+            "--reps",
+            "2",
+            "--warmup",
+            "1",
+        ],
     ] {
         let scratch = Scratch::new("no-gpu");
         let output = if args[0] == "verify" {
@@ -310,6 +323,12 @@ fn each_subcommand_refuses_options_it_does_not_use() {
         (vec!["dequant", "--sizes", "64"], "--sizes"),
         (vec!["dequant", "--count", "3"], "--count"),
         (vec!["dequant", "--nope"], "--nope"),
+        // `shapes` runs the library's dispatch: no rungs, no dequant, no random shapes.
+        (vec!["shapes", "--rungs", "v1"], "--rungs"),
+        (vec!["shapes", "--sizes", "64"], "--sizes"),
+        (vec!["shapes", "--count", "3"], "--count"),
+        (vec!["shapes", "--format", "u4"], "--format"),
+        (vec!["shapes", "--nope"], "--nope"),
         // The ladder run's options belong to it, not to the subcommands after them.
         (vec!["--reps", "3", "verify"], "--reps"),
         (vec!["--seed", "1", "dequant"], "--seed"),
@@ -319,6 +338,8 @@ fn each_subcommand_refuses_options_it_does_not_use() {
         (vec!["--count", "3"], "--count"),
         (vec!["--format", "u4"], "--format"),
         (vec!["--from", "results.json"], "--from"),
+        (vec!["--precision", "f16"], "--precision"),
+        (vec!["--max-flops", "1e9"], "--max-flops"),
         (vec!["--nope"], "--nope"),
     ];
     for (args, option) in cases {
@@ -467,6 +488,7 @@ fn unwritable_report_dir_is_named_before_any_gpu_work() {
             "--command",
             "x",
         ],
+        &["shapes", "--group", "ragged", "--precision", "f16"],
     ] {
         let args = [args, &["--report-dir", blocked_text]].concat();
         let output = ladder(&args);
@@ -478,6 +500,130 @@ fn unwritable_report_dir_is_named_before_any_gpu_work() {
             lines[0].starts_with("sgemm-ladder: error: report folder"),
             "{args:?}: {stderr}"
         );
+    }
+}
+
+#[test]
+fn shapes_help_lists_its_options() {
+    let output = ladder(&["shapes", "--help"]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "shapes --help failed: {stderr}");
+    for option in [
+        "--group",
+        "--precision",
+        "--layout",
+        "--filter",
+        "--max-flops",
+        "--max-ms",
+        "--suite",
+        "--list",
+        "--reps",
+        "--warmup",
+        "--seed",
+        "--report-dir",
+        "--out",
+    ] {
+        assert!(stdout.contains(option), "{option} missing from:\n{stdout}");
+    }
+    for value in ["f32", "tf32", "f16", "bf16", "square", "llm", "ragged"] {
+        assert!(stdout.contains(value), "{value} missing from:\n{stdout}");
+    }
+    for option in ["--rungs", "--sizes", "--format"] {
+        assert!(
+            !stdout.contains(option),
+            "shapes --help mentions {option}:\n{stdout}"
+        );
+    }
+}
+
+/// `shapes --list` needs no GPU: the suite's shapes per group and the cases they make.
+#[test]
+fn shapes_list_counts_the_suite_per_group() {
+    for (args, shapes, cases) in [
+        (&["shapes", "--list"][..], 107, 720),
+        (&["shapes", "--list", "--group", "square"], 34, 136),
+        (&["shapes", "--list", "--group", "llm"], 63, 504),
+        (&["shapes", "--list", "--group", "ragged"], 10, 80),
+        (
+            &[
+                "shapes",
+                "--list",
+                "--group",
+                "llm",
+                "--precision",
+                "bf16",
+                "--layout",
+                "nk",
+            ],
+            63,
+            63,
+        ),
+        (&["shapes", "--list", "--filter", "70b.mlp-gate-up"], 7, 56),
+        (
+            &[
+                "shapes",
+                "--list",
+                "--group",
+                "square",
+                "--max-flops",
+                "1e9",
+            ],
+            5,
+            20,
+        ),
+    ] {
+        let output = ladder(args);
+        let (stdout, stderr) = text(&output);
+        assert_eq!(output.status.code(), Some(0), "{args:?}: {stderr}");
+        let last = stdout.lines().last().unwrap_or_default();
+        assert!(
+            last.starts_with(&format!("{shapes} shapes, {cases} cases")),
+            "{args:?}: {last}"
+        );
+        assert_eq!(stdout.lines().count(), shapes + 1, "{args:?}:\n{stdout}");
+    }
+}
+
+/// Bad values name their flag, before any GPU work (so before the no-GPU message here).
+#[test]
+fn shapes_refuses_bad_options_naming_the_flag() {
+    let scratch = Scratch::new("shapes-suite");
+    std::fs::create_dir_all(&scratch.0).unwrap();
+    let bad_suite = scratch.0.join("suite.txt");
+    std::fs::write(&bad_suite, "square s 1 2\n").unwrap();
+    let bad_suite = bad_suite.to_str().unwrap().to_string();
+    for (args, expected) in [
+        (&["shapes", "--precision", "fp8"][..], "--precision"),
+        (&["shapes", "--precision", "f16,f64"], "--precision"),
+        (&["shapes", "--layout", "mk"], "--layout"),
+        (
+            &["shapes", "--filter", "no-such-shape"],
+            "--filter no-such-shape",
+        ),
+        (&["shapes", "--group", "cubes"], "--group cubes"),
+        (
+            &["shapes", "--group", "ragged", "--filter", "llama"],
+            "--filter llama",
+        ),
+        (&["shapes", "--max-flops", "1"], "--max-flops 1"),
+        (&["shapes", "--max-flops", "0"], "--max-flops 0"),
+        (&["shapes", "--max-ms", "0"], "--max-ms 0"),
+        (&["shapes", "--reps", "0"], "--reps"),
+        (
+            &["shapes", "--group", "square", "--layout", "nk"],
+            "--layout nk",
+        ),
+        (
+            &["shapes", "--suite", "/no/such/suite.txt"],
+            "--suite /no/such/suite.txt",
+        ),
+        (
+            &["shapes", "--suite", bad_suite.as_str()],
+            "line 1: expected 6 fields",
+        ),
+    ] {
+        let scratch = Scratch::new("shapes-refusals");
+        assert_refused(args, &ladder_reporting(args, &scratch), expected);
     }
 }
 

@@ -86,6 +86,44 @@ pub fn reference_gemm(a: &[f32], b: &[f32], shape: &GemmShape) -> Reference {
     Reference { product, magnitude }
 }
 
+/// Outputs of C one task of [`reference_gemm_nk`] computes.
+const OUTPUTS_PER_TASK: usize = 64;
+
+/// `A·Bᵀ` and `|A|·|Bᵀ|` in f64 for row-major `a` (m×k) and `b_nk` (n×k: B stored `[n, k]`, as
+/// an `nn.Linear` weight), on all cores. Each output is the dot product of a row of A and a
+/// row of `b_nk`, both read contiguously; the outputs are spread over the cores in runs of
+/// 64, so a single row of A (m = 1) still uses every core.
+///
+/// Panics if the buffers do not match `shape`.
+pub fn reference_gemm_nk(a: &[f32], b_nk: &[f32], shape: &GemmShape) -> Reference {
+    let GemmShape { m, n, k } = *shape;
+    assert_eq!(a.len(), m * k, "A must be m×k");
+    assert_eq!(b_nk.len(), n * k, "B must be n×k");
+    let mut product = vec![0.0f64; m * n];
+    let mut magnitude = vec![0.0f64; m * n];
+    product
+        .par_chunks_mut(OUTPUTS_PER_TASK)
+        .zip(magnitude.par_chunks_mut(OUTPUTS_PER_TASK))
+        .enumerate()
+        .for_each(|(task, (products, magnitudes))| {
+            let first = task * OUTPUTS_PER_TASK;
+            for (offset, (p, g)) in products.iter_mut().zip(magnitudes).enumerate() {
+                let (row, col) = ((first + offset) / n, (first + offset) % n);
+                let a_row = &a[row * k..(row + 1) * k];
+                let b_row = &b_nk[col * k..(col + 1) * k];
+                let (mut sum, mut abs_sum) = (0.0f64, 0.0f64);
+                for (&x, &y) in a_row.iter().zip(b_row) {
+                    let term = x as f64 * y as f64;
+                    sum += term;
+                    abs_sum += term.abs();
+                }
+                *p = sum;
+                *g = abs_sum;
+            }
+        });
+    Reference { product, magnitude }
+}
+
 /// The reference for `activation(alpha·A·B + beta·C_in)` from the plain product's reference.
 ///
 /// The returned magnitude is `|alpha|·|A|·|B| + |beta|·|C_in|`: the result is a dot product of
@@ -212,6 +250,54 @@ mod tests {
         for (index, &(m, n, k)) in shapes.iter().enumerate() {
             check_against_naive(m, n, k, 100 + 10 * index as u64);
         }
+    }
+
+    /// `b` (k×n) stored as `[n, k]`.
+    fn transposed(b: &[f32], k: usize, n: usize) -> Vec<f32> {
+        (0..n * k).map(|i| b[(i % k) * n + i / k]).collect()
+    }
+
+    #[test]
+    fn nk_reference_matches_the_kn_one() {
+        // Ragged counts of outputs per task, one row, one column, long k.
+        for (index, &(m, n, k)) in [
+            (1, 1, 1),
+            (3, 5, 7),
+            (1, 300, 33),
+            (2, OUTPUTS_PER_TASK + 1, 9),
+            (70, 1, 200),
+            (17, 23, 64),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let s = shape(m, n, k);
+            let a = random_matrix(m * k, 500 + index as u64);
+            let b = random_matrix(k * n, 600 + index as u64);
+            let kn = reference_gemm(&a, &b, &s);
+            let nk = reference_gemm_nk(&a, &transposed(&b, k, n), &s);
+            for i in 0..m * n {
+                let bound = 1e-12 * kn.magnitude[i].max(1e-300);
+                assert!((kn.product[i] - nk.product[i]).abs() <= bound, "{s}: {i}");
+                assert!(
+                    (kn.magnitude[i] - nk.magnitude[i]).abs() <= bound,
+                    "{s}: {i}"
+                );
+            }
+        }
+        // [1 2; 3 4] · [5 6; 7 8] with B stored [n, k] = [5 7; 6 8].
+        let r = reference_gemm_nk(
+            &[1.0, 2.0, 3.0, 4.0],
+            &[5.0, 7.0, 6.0, 8.0],
+            &shape(2, 2, 2),
+        );
+        assert_eq!(r.product, vec![19.0, 22.0, 43.0, 50.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "B must be n×k")]
+    fn nk_reference_rejects_mismatched_b() {
+        reference_gemm_nk(&[1.0; 4], &[1.0; 7], &shape(2, 3, 2));
     }
 
     #[test]

@@ -120,6 +120,24 @@ impl ErrorModel {
         output_tiny: 1.0 / (1u64 << 24) as f64,
     };
 
+    /// bf16 in (exact in the reference), fp32 accumulation, bf16 out: 8 significant bits
+    /// (`u_out = 2⁻⁸`) and the smallest bf16 subnormal, `2⁻¹³³`.
+    pub const BF16: ErrorModel = ErrorModel {
+        input_unit_roundoff: 0.0,
+        output_unit_roundoff: 1.0 / 256.0,
+        output_tiny: 1.0 / (1u128 << 127) as f64 / 64.0,
+    };
+
+    /// The model for a library call's element type and arithmetic.
+    pub fn for_dtype(dtype: crate::DType) -> ErrorModel {
+        match dtype {
+            crate::DType::F32 => ErrorModel::FP32,
+            crate::DType::Tf32 => ErrorModel::TF32,
+            crate::DType::F16 => ErrorModel::FP16,
+            crate::DType::Bf16 => ErrorModel::BF16,
+        }
+    }
+
     /// The model for a rung's precision.
     pub fn for_precision(precision: crate::ladder::rungs::Precision) -> ErrorModel {
         match precision {
@@ -521,6 +539,54 @@ mod tests {
         let mut off = c.clone();
         off[0] += 100.0;
         assert!(!compare_with_fp32(&off, &c, 100).passed);
+    }
+
+    /// The bf16 model: the exact product rounded to bf16 (what a kernel that accumulates in
+    /// fp32 and rounds once returns, at best) passes; one k-term left out fails.
+    #[test]
+    fn bf16_output_rounding_passes_and_a_missing_term_fails() {
+        assert_eq!(ErrorModel::BF16.output_tiny, 2f64.powi(-133));
+        assert_eq!(ErrorModel::for_dtype(crate::DType::Bf16), ErrorModel::BF16);
+        assert_eq!(ErrorModel::for_dtype(crate::DType::Tf32), ErrorModel::TF32);
+        let (m, n, k) = (24, 40, 96);
+        let shape = GemmShape::new(m, n, k).unwrap();
+        let bf16 = |v: Vec<f32>| -> Vec<f32> {
+            v.into_iter()
+                .map(|x| half::bf16::from_f32(x).to_f32())
+                .collect()
+        };
+        let a = bf16(random_matrix(m * k, 21));
+        let b = bf16(random_matrix(k * n, 22));
+        let reference = reference_gemm(&a, &b, &shape);
+        let rounded: Vec<f32> = reference
+            .product
+            .iter()
+            .map(|&x| half::bf16::from_f64(x).to_f32())
+            .collect();
+        let v = compare_with_model(
+            &rounded,
+            &reference.product,
+            &reference.magnitude,
+            k,
+            &ErrorModel::BF16,
+        );
+        assert!(v.passed, "{v:?}");
+        // The same product without its last term (l = k − 1), rounded to bf16.
+        let missing: Vec<f32> = (0..m * n)
+            .map(|idx| {
+                let (i, j) = (idx / n, idx % n);
+                let last = a[i * k + k - 1] as f64 * b[(k - 1) * n + j] as f64;
+                half::bf16::from_f64(reference.product[idx] - last).to_f32()
+            })
+            .collect();
+        let v = compare_with_model(
+            &missing,
+            &reference.product,
+            &reference.magnitude,
+            k,
+            &ErrorModel::BF16,
+        );
+        assert!(!v.passed, "{v:?}");
     }
 
     #[test]

@@ -47,10 +47,36 @@ pub struct BenchOptions {
 /// cache: each launch then starts with its inputs out of cache, as in a real workload.
 pub fn input_sets(shape: &GemmShape, l2_bytes: usize) -> usize {
     let (a, b, _) = shape.elements();
-    let bytes = 4 * (a + b);
+    input_sets_of(4 * (a + b), l2_bytes)
+}
+
+/// How many copies of inputs of `bytes` (A and B together) to rotate through so that together
+/// they exceed twice the L2 cache, at most [`MAX_INPUT_SETS`].
+pub fn input_sets_of(bytes: usize, l2_bytes: usize) -> usize {
     (2 * l2_bytes)
         .div_ceil(bytes.max(1))
         .clamp(1, MAX_INPUT_SETS)
+}
+
+/// Device-to-device copy bandwidth in GB/s (bytes read plus bytes written, over the time):
+/// the median of 10 timed copies of 1 GiB (`cuMemcpyDtoDAsync`, far past any L2 cache), after
+/// two untimed ones. The bar that memory-bound kernels are held to.
+pub fn copy_bandwidth_gbs(gpu: &Gpu) -> Result<f64, GemmError> {
+    let len = 1usize << 29;
+    let src = gpu.upload_raw(&vec![0x3C00u16; len])?;
+    let mut dst: CudaSlice<u16> = gpu.alloc_poisoned(len)?;
+    let mut times = Vec::new();
+    for rep in 0..12 {
+        let ms = gpu.time_ms(|| {
+            gpu.stream()
+                .memcpy_dtod(&src, &mut dst)
+                .map_err(|e| GemmError::cuda("copying", e))
+        })?;
+        if rep >= 2 {
+            times.push(ms);
+        }
+    }
+    Ok(2.0 * (2 * len) as f64 / (median(&times) * 1e-3) / 1e9)
 }
 
 /// The median of `values` (mean of the middle two for even counts). Panics on an empty slice.
@@ -380,6 +406,9 @@ mod tests {
         assert_eq!(MAX_INPUT_SETS, 8);
         // No L2 at all: one set.
         assert_eq!(input_sets(&square(64), 0), 1);
+        // By bytes: fp16 inputs of 2048³ are 16 MiB a set, 100 MiB needed → 7 sets.
+        assert_eq!(input_sets_of(2 * 2 * 2048 * 2048, 50 * MIB), 7);
+        assert_eq!(input_sets_of(0, 50 * MIB), MAX_INPUT_SETS);
         // Only A and B count, not C.
         let tall = GemmShape::new(4096, 4096, 1).unwrap(); // A + B = 32 KiB
         assert_eq!(input_sets(&tall, 50 * MIB), MAX_INPUT_SETS);

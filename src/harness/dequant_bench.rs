@@ -9,6 +9,7 @@
 
 use crate::check::cpu::random_matrix;
 use crate::check::verify::{ErrorModel, compare_with_model};
+pub use crate::harness::bench::copy_bandwidth_gbs;
 use crate::harness::bench::median;
 use crate::harness::gpu::Gpu;
 use crate::harness::report::{DequantInfo, Record};
@@ -175,25 +176,6 @@ fn sample(len: usize, count: usize) -> Vec<usize> {
     let mut out: Vec<usize> = (0..count).map(|i| i * (len - 1) / (count - 1)).collect();
     out.dedup();
     out
-}
-
-/// Device-to-device copy bandwidth in GB/s (read plus write), median of 10 copies of 1 GiB.
-pub fn copy_bandwidth_gbs(gpu: &Gpu) -> Result<f64, GemmError> {
-    let len = 1usize << 29;
-    let src = gpu.upload_raw(&vec![0x3C00u16; len])?;
-    let mut dst: CudaSlice<u16> = gpu.alloc_poisoned(len)?;
-    let mut times = Vec::new();
-    for rep in 0..12 {
-        let ms = gpu.time_ms(|| {
-            gpu.stream()
-                .memcpy_dtod(&src, &mut dst)
-                .map_err(|e| GemmError::cuda("copying", e))
-        })?;
-        if rep >= 2 {
-            times.push(ms);
-        }
-    }
-    Ok(2.0 * (2 * len) as f64 / (median(&times) * 1e-3) / 1e9)
 }
 
 /// State kept across cases: the L2 flush buffer and the copy bandwidth.

@@ -3,7 +3,7 @@
 use crate::element::Element;
 use crate::ladder::rungs::Precision;
 use crate::runtime::Runtime;
-use crate::{GemmError, GemmShape};
+use crate::{BLayout, DType, GemmError, GemmShape};
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys as cublas_sys};
 use cudarc::driver::{CudaSlice, DevicePtr};
 use std::ops::Deref;
@@ -126,8 +126,8 @@ impl Gpu {
     }
 
     /// Queues the cuBLAS baseline for `precision` computing row-major `c = a·b`: SGEMM with
-    /// TF32 off ([`Gpu::launch_cublas`]), `cublasGemmEx` with fp32 compute in TF32 mode, or
-    /// `cublasGemmEx` with fp16 A, B, C and fp32 compute.
+    /// TF32 off, `cublasGemmEx` with fp32 compute in TF32 mode, or `cublasGemmEx` with fp16 A,
+    /// B, C and fp32 compute (all through [`Gpu::launch_cublas_gemm`], B stored `[k, n]`).
     pub fn launch_cublas_as<T: Element>(
         &self,
         precision: Precision,
@@ -136,31 +136,76 @@ impl Gpu {
         c: &mut CudaSlice<T>,
         shape: &GemmShape,
     ) -> Result<(), GemmError> {
-        use cublas_sys::{cublasComputeType_t as Compute, cudaDataType as Data};
-        let (data, compute) = match precision {
-            Precision::Fp32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
-            Precision::Tf32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F_FAST_TF32),
-            Precision::Fp16 => (Data::CUDA_R_16F, Compute::CUBLAS_COMPUTE_32F),
+        let dtype = match precision {
+            Precision::Fp32 => DType::F32,
+            Precision::Tf32 => DType::Tf32,
+            Precision::Fp16 => DType::F16,
         };
-        if T::BYTES != precision.element_bytes() {
+        self.launch_cublas_gemm(dtype, BLayout::Kn, a, b, c, shape)
+    }
+
+    /// Queues `cublasGemmEx` computing row-major `c = a·b` (`b_layout` [`BLayout::Kn`]) or
+    /// `c = a·bᵀ` (`b_layout` [`BLayout::Nk`]: B stored `[n, k]`, an `nn.Linear` weight) in
+    /// `dtype`, with fp32 accumulation throughout:
+    ///
+    /// | `dtype` | A, B, C | compute |
+    /// |---|---|---|
+    /// | `F32` | `CUDA_R_32F` | `CUBLAS_COMPUTE_32F` (exact fp32: the handle's math mode keeps TF32 off) |
+    /// | `Tf32` | `CUDA_R_32F` | `CUBLAS_COMPUTE_32F_FAST_TF32` (inputs rounded to TF32) |
+    /// | `F16` | `CUDA_R_16F` | `CUBLAS_COMPUTE_32F` |
+    /// | `Bf16` | `CUDA_R_16BF` | `CUBLAS_COMPUTE_32F` |
+    ///
+    /// `T` must have `dtype`'s element size (`f32` for F32 and TF32; `u16`, [`half::f16`] or
+    /// [`half::bf16`] for the 16-bit types), and the buffers must hold exactly A (m·k), B (k·n
+    /// in either layout) and C (m·n).
+    pub fn launch_cublas_gemm<T: cudarc::driver::DeviceRepr>(
+        &self,
+        dtype: DType,
+        b_layout: BLayout,
+        a: &CudaSlice<T>,
+        b: &CudaSlice<T>,
+        c: &mut CudaSlice<T>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        use cublas_sys::{cublasComputeType_t as Compute, cudaDataType as Data};
+        let (data, compute) = match dtype {
+            DType::F32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F),
+            DType::Tf32 => (Data::CUDA_R_32F, Compute::CUBLAS_COMPUTE_32F_FAST_TF32),
+            DType::F16 => (Data::CUDA_R_16F, Compute::CUBLAS_COMPUTE_32F),
+            DType::Bf16 => (Data::CUDA_R_16BF, Compute::CUBLAS_COMPUTE_32F),
+        };
+        if std::mem::size_of::<T>() != dtype.bytes() {
             return Err(GemmError::Cublas(format!(
-                "the {} baseline takes {}-byte elements, not {}",
-                precision.label(),
-                precision.element_bytes(),
-                T::NAME
+                "the {} baseline takes {}-byte elements, not {}-byte ones",
+                dtype.label(),
+                dtype.bytes(),
+                std::mem::size_of::<T>()
             )));
         }
         shape.check_buffers(a.len(), b.len(), c.len())?;
         let (m, n, k) = (shape.m as i32, shape.n as i32, shape.k as i32);
+        // cuBLAS is column-major, and a row-major matrix is its transpose in column-major
+        // order: row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ, an n×m product whose
+        // first operand is B's buffer. Stored [k, n], that buffer reads as the column-major
+        // n×k matrix Bᵀ (ld n): no transpose. Stored [n, k], it reads as the column-major k×n
+        // matrix Bᵀ (ld k), and transa = T turns it into the n×k matrix needed.
+        let (transa, ldb_buffer) = match b_layout {
+            BLayout::Kn => (cublas_sys::cublasOperation_t::CUBLAS_OP_N, n),
+            BLayout::Nk => (cublas_sys::cublasOperation_t::CUBLAS_OP_T, k),
+        };
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (a_ptr, _a_sync) = a.device_ptr(self.runtime.stream());
         let (b_ptr, _b_sync) = b.device_ptr(self.runtime.stream());
         let (c_ptr, _c_sync) = c.device_ptr(self.runtime.stream());
-        // Column-major Cᵀ = Bᵀ·Aᵀ, as in `launch_cublas`.
+        // SAFETY: the handle is bound to this stream; the three buffers hold exactly m·k, k·n
+        // and m·n elements of `dtype`'s size (checked above), which is all that an n×m×k
+        // product with these leading dimensions reads and writes; alpha and beta are f32, as
+        // fp32 compute types take them, and live until the call returns (cuBLAS reads host
+        // scalars before it returns).
         let status = unsafe {
             cublas_sys::cublasGemmEx(
                 *self.blas.handle(),
-                cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+                transa,
                 cublas_sys::cublasOperation_t::CUBLAS_OP_N,
                 n,
                 m,
@@ -168,7 +213,7 @@ impl Gpu {
                 (&alpha as *const f32).cast(),
                 b_ptr as *const std::ffi::c_void,
                 data,
-                n,
+                ldb_buffer,
                 a_ptr as *const std::ffi::c_void,
                 data,
                 k,
@@ -182,8 +227,9 @@ impl Gpu {
         };
         if status != cublas_sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
             return Err(GemmError::Cublas(format!(
-                "cublasGemmEx ({}) failed: {status:?}",
-                precision.label()
+                "cublasGemmEx ({}, B {}) failed: {status:?}",
+                dtype.label(),
+                b_layout.label()
             )));
         }
         Ok(())

@@ -1,8 +1,12 @@
 //! The benchmark harness: the GPU with cuBLAS baselines, timing of rungs against them, result
-//! records, tables, reports and plots, and the dequant benchmark.
+//! records, tables, reports and plots, the dequant benchmark and the shape suite (the library's
+//! dispatch against cuBLAS on a public suite of shapes).
 
 pub mod bench;
 pub mod dequant_bench;
 pub mod gpu;
 pub mod plot;
 pub mod report;
+pub mod suite;
+pub mod suite_bench;
+pub mod suite_report;

@@ -4,7 +4,9 @@
 //! - the percentage of cuBLAS that each rung reaches at one size, as bars
 //!   ([`write_percent_plot`]);
 //! - the dequant GEMM's speedup over cuBLAS fp16 against the weights' bit width, one panel per
-//!   layer shape ([`write_dequant_plot`]).
+//!   layer shape ([`write_dequant_plot`]);
+//! - the shape suite's ratio to cuBLAS against each product's size, one panel per precision
+//!   ([`write_suite_plot`], in `plot/suite.rs`).
 //!
 //! plotters draws the axes, grids and tick labels; the lines, markers and legends are drawn
 //! here in pixels, so that every series has its own colour, marker and dash, and every legend
@@ -18,6 +20,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+mod suite;
+pub use suite::write_suite_plot;
 
 /// The whole SVG canvas, in pixels.
 type Canvas<'a> = DrawingArea<SVGBackend<'a>, Shift>;
@@ -371,7 +376,7 @@ pub fn write_plot(
     let mut skipped: Vec<(String, usize, String)> = Vec::new();
     for r in records
         .iter()
-        .filter(|r| r.dequant.is_none() && r.m == r.n && r.n == r.k && r.m >= MIN_PLOTTED_SIZE)
+        .filter(|r| r.is_ladder() && r.m == r.n && r.n == r.k && r.m >= MIN_PLOTTED_SIZE)
     {
         if !about.contains_key(&r.rung) {
             order.push(r.rung.clone());
@@ -590,7 +595,7 @@ fn precision_color(precision: &str) -> RGBColor {
 /// size that was. Returns `Ok(false)` without writing anything when no rung has a percentage at
 /// a square size.
 pub fn write_percent_plot(path: &Path, records: &[Record], device: &str) -> Result<bool, String> {
-    let square = |r: &&Record| r.dequant.is_none() && r.m == r.n && r.n == r.k;
+    let square = |r: &&Record| r.is_ladder() && r.m == r.n && r.n == r.k;
     let rated: Vec<&Record> = records
         .iter()
         .filter(square)

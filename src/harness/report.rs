@@ -59,6 +59,56 @@ pub struct Record {
     /// Dequant GEMM records only: the weight format and what the benchmark measured.
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
     pub dequant: Option<DequantInfo>,
+    /// Shape-suite records only (`sgemm-ladder shapes`): the suite's shape, B's layout, the
+    /// kernel dispatch chose and what the run measured.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteInfo>,
+}
+
+/// What a shape-suite record adds to a ladder record. Its `rung` is `dispatch` (the library's
+/// `Gemm::matmul`), its `precision` `fp32` (exact), `tf32`, `fp16` or `bf16`; time, GFLOP/s,
+/// cuBLAS's rate in the same precision and B layout, and the verification are in the common
+/// fields. Every field name differs from the common fields and from [`DequantInfo`]'s, since
+/// both are flattened into one JSON object.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SuiteInfo {
+    /// The suite's group (`square`, `llm`, `ragged`).
+    pub suite_group: String,
+    /// The shape's name in the suite (`llama-70b.mlp-up.m16`).
+    pub shape_name: String,
+    /// B's layout: `kn` (B stored `[k, n]`) or `nk` (stored `[n, k]`, C = A·Bᵀ).
+    pub b_layout: String,
+    /// The kernel dispatch chose (`v18`, `v15`, `v14`, `v13`, `general`); none when the case
+    /// did not run.
+    #[serde(default)]
+    pub kernel: Option<String>,
+    /// Its PTX entry point.
+    #[serde(default)]
+    pub kernel_entry: Option<String>,
+    /// cuBLAS's median time at the same shape, precision and B layout, milliseconds.
+    #[serde(default)]
+    pub cublas_ms: Option<f64>,
+    /// `cublas_ms / time_ms`: our rate over cuBLAS's (above 1: faster than cuBLAS).
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    /// Bytes of A, B and C, each moved once: the least any kernel must move.
+    pub moved_bytes: u64,
+    /// `moved_bytes` over our time, GB/s.
+    #[serde(default)]
+    pub achieved_gbs: Option<f64>,
+    /// The run's device-to-device copy bandwidth (1 GiB, read plus write), GB/s.
+    #[serde(default)]
+    pub copy_gbs: Option<f64>,
+    /// `achieved_gbs / copy_gbs`: how close to the memory's speed our kernel ran.
+    #[serde(default)]
+    pub copy_share: Option<f64>,
+    /// The same share for cuBLAS.
+    #[serde(default)]
+    pub cublas_copy_share: Option<f64>,
+    /// At most 16 rows or columns of C and at least 2²⁴ elements in the larger operand
+    /// (decode-like matrix–vector products): bound by memory on any GPU, held to the copy
+    /// bandwidth rather than to a FLOP rate.
+    pub memory_bound: bool,
 }
 
 /// What a dequant GEMM record adds to a ladder record (its `precision` is `dequant`; time,
@@ -135,15 +185,25 @@ impl Record {
             precision: fp32_label(),
             ptx_target: None,
             dequant: None,
+            suite: None,
         }
     }
 
-    /// What identifies a measurement: rung, shape, and for dequant records the format, group
-    /// and zero points.
+    /// A record of the SGEMM ladder (a rung or its cuBLAS baseline), not of the dequant GEMM
+    /// or of the shape suite.
+    pub fn is_ladder(&self) -> bool {
+        self.dequant.is_none() && self.suite.is_none()
+    }
+
+    /// What identifies a measurement: rung, shape, for dequant records the format, group and
+    /// zero points, for shape-suite records the precision, B layout and the shape's name.
     pub fn key(&self) -> (String, usize, usize, usize, String) {
-        let variant = self.dequant.as_ref().map_or(String::new(), |d| {
-            format!("{} g{} z{}", d.format, d.group, d.zero_points)
-        });
+        let variant = match (&self.dequant, &self.suite) {
+            (Some(d), _) => format!("{} g{} z{}", d.format, d.group, d.zero_points),
+            // The suite's name too: square-4096 and llama-7b.attn.m4096 are both 4096³.
+            (None, Some(s)) => format!("{} {} {}", self.precision, s.b_layout, s.shape_name),
+            (None, None) => String::new(),
+        };
         // Runs of the portable module are measurements of their own.
         let variant = match self.ptx_target.as_deref() {
             Some(target) if target != "sm_90a" => format!("{variant} {target}"),
@@ -225,22 +285,22 @@ fn cells(r: &Record) -> [String; 10] {
     ]
 }
 
-/// The results as an aligned plain-text table, with the reasons for skipped rungs below it.
+/// The results as aligned plain-text tables: the ladder's (with the reasons for skipped rungs
+/// below it), the dequant GEMM's and the shape suite's, each when there are such records.
 pub fn text_table(records: &[Record]) -> String {
-    let (ladder, dequant): (Vec<Record>, Vec<Record>) =
-        records.iter().cloned().partition(|r| r.dequant.is_none());
-    if ladder.is_empty() && !dequant.is_empty() {
-        return dequant_text_table(&dequant);
+    let ladder: Vec<Record> = records.iter().filter(|r| r.is_ladder()).cloned().collect();
+    let mut parts = Vec::new();
+    if !ladder.is_empty() || records.is_empty() {
+        let rows: Vec<[String; 10]> = ladder.iter().map(cells).collect();
+        parts.push(aligned_table(&HEADERS, &rows) + &skip_notes(&ladder));
     }
-    let records = &ladder[..];
-    let rows: Vec<[String; 10]> = records.iter().map(cells).collect();
-    let out = aligned_table(&HEADERS, &rows);
-    let mut out = out + &skip_notes(records);
-    if !dequant.is_empty() {
-        out += "\n";
-        out += &dequant_text_table(&dequant);
+    if records.iter().any(|r| r.dequant.is_some()) {
+        parts.push(dequant_text_table(records));
     }
-    out
+    if records.iter().any(|r| r.suite.is_some()) {
+        parts.push(crate::harness::suite_report::suite_text_table(records));
+    }
+    parts.join("\n")
 }
 
 const DEQUANT_HEADERS: [&str; 13] = [
@@ -346,11 +406,7 @@ pub fn dequant_markdown_table(records: &[Record]) -> String {
 
 /// The results as a GitHub Markdown table, with the reasons for skipped rungs below it.
 pub fn markdown_table(records: &[Record]) -> String {
-    let ladder: Vec<Record> = records
-        .iter()
-        .filter(|r| r.dequant.is_none())
-        .cloned()
-        .collect();
+    let ladder: Vec<Record> = records.iter().filter(|r| r.is_ladder()).cloned().collect();
     let records = &ladder[..];
     markdown_rows(&HEADERS, records.iter().map(cells)) + &skip_notes(records)
 }
@@ -407,16 +463,23 @@ pub fn write_report(
             plot.push_str(&format!("![{title}: TFLOP/s against size]({file})\n\n"));
         }
     }
-    let ladder: Vec<&Record> = records.iter().filter(|r| r.dequant.is_none()).collect();
+    let ladder: Vec<&Record> = records.iter().filter(|r| r.is_ladder()).collect();
     let dequant: Vec<Record> = records
         .iter()
         .filter(|r| r.dequant.is_some())
         .cloned()
         .collect();
-    let title = if ladder.is_empty() {
-        "Dequant GEMM results"
-    } else {
-        "SGEMM ladder results"
+    let suite: Vec<Record> = records
+        .iter()
+        .filter(|r| r.suite.is_some())
+        .cloned()
+        .collect();
+    let title = match (ladder.is_empty(), dequant.is_empty(), suite.is_empty()) {
+        (false, _, _) => "SGEMM ladder results",
+        (true, false, true) => "Dequant GEMM results",
+        (true, true, false) => "Shape suite results",
+        (true, false, false) => "Dequant GEMM and shape suite results",
+        (true, true, true) => "SGEMM ladder results",
     };
     let mut markdown = format!("# {title}\n\n- Device: {device}\n- Command: `{command}`\n");
     if !ladder.is_empty() {
@@ -438,6 +501,13 @@ pub fn write_report(
             "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up (at least 50 ms of it), the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape, on the same weights expanded to fp16, its launches alternating with the kernel's (so both see the same clocks and temperature).\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
             dequant_markdown_table(&dequant)
         );
+    }
+    if !suite.is_empty() {
+        let plot = crate::harness::suite_report::SUITE_PLOT;
+        let plotted = crate::harness::plot::write_suite_plot(&dir.join(plot), &suite, device)
+            .map_err(std::io::Error::other)?;
+        markdown += "\n";
+        markdown += &crate::harness::suite_report::suite_markdown(&suite, plotted.then_some(plot));
     }
     std::fs::write(dir.join("results.md"), markdown)
 }
@@ -575,6 +645,91 @@ mod tests {
             !markdown.contains("dequant-decode"),
             "the ladder table skips dequant records"
         );
+    }
+
+    /// Shape-suite records round-trip with their fields beside the common ones; dequant and
+    /// ladder records (old ones included) read back without suite fields, and the suite
+    /// records read back without dequant fields.
+    #[test]
+    fn suite_records_round_trip_flat_beside_the_others() {
+        use crate::harness::suite_report::tests::suite_record;
+        let suite = suite_record("l.m16", "llm", (16, 4096, 4096), "bf16", "nk", 0.9);
+        let json = serde_json::to_value(&suite).unwrap();
+        for field in [
+            "shape_name",
+            "suite_group",
+            "b_layout",
+            "kernel",
+            "ratio",
+            "copy_share",
+            "memory_bound",
+            "precision",
+            "gflops",
+        ] {
+            assert!(json.get(field).is_some(), "{field} missing from {json}");
+        }
+        let back: Record = serde_json::from_value(json).unwrap();
+        assert_eq!(back, suite);
+        assert!(back.dequant.is_none() && !back.is_ladder());
+        let dequant: Record =
+            serde_json::from_value(serde_json::to_value(dequant_record()).unwrap()).unwrap();
+        assert!(dequant.suite.is_none() && dequant.dequant.is_some());
+        // A record written before there were suite records.
+        let old = r#"{"rung":"v0","idea":"i","m":2,"n":3,"k":4,"time_ms":null,"gflops":null,
+            "reference_gflops":null,"percent_of_reference":null,"rel_error":null,
+            "max_abs_error":null,"tolerance":null,"reference":null,"passed":true,
+            "skipped":null,"device":"d","seed":1,"reps":2}"#;
+        let old: Record = serde_json::from_str(old).unwrap();
+        assert!(old.is_ladder() && old.precision == "fp32");
+        // The same shape in another precision or layout is another measurement.
+        let other = |precision: &str, layout: &str| {
+            suite_record("l.m16", "llm", (16, 4096, 4096), precision, layout, 0.9).key()
+        };
+        assert_ne!(other("bf16", "nk"), other("bf16", "kn"));
+        assert_ne!(other("bf16", "nk"), other("fp16", "nk"));
+        assert_eq!(other("bf16", "nk"), suite.key());
+        let renamed = suite_record("square-16", "llm", (16, 4096, 4096), "bf16", "nk", 0.9);
+        assert_ne!(renamed.key(), suite.key());
+    }
+
+    #[test]
+    fn suite_records_get_their_own_section_and_stay_out_of_the_ladder() {
+        use crate::harness::suite_report::{SUITE_PLOT, tests::suite_record};
+        let dir = TempDir::new("suite");
+        let mut records = sample_records();
+        records.push(suite_record(
+            "square-256",
+            "square",
+            (256, 256, 256),
+            "fp32",
+            "kn",
+            0.7,
+        ));
+        records.push(suite_record(
+            "square-512",
+            "square",
+            (512, 512, 512),
+            "fp16",
+            "kn",
+            1.1,
+        ));
+        write_report(&dir.0, &records, "cmd", "Test GPU").unwrap();
+        let markdown = std::fs::read_to_string(dir.0.join("results.md")).unwrap();
+        assert!(markdown.starts_with("# SGEMM ladder results"), "{markdown}");
+        assert!(markdown.contains("## Shape suite"), "{markdown}");
+        assert!(markdown.contains(&format!("]({SUITE_PLOT})")), "{markdown}");
+        assert!(dir.0.join(SUITE_PLOT).exists());
+        assert!(!markdown_table(&records).contains("dispatch"));
+        let text = text_table(&records);
+        assert!(text.contains("square-512") && text.contains("v0"), "{text}");
+        // Suite records alone.
+        let only = TempDir::new("suite-only");
+        write_report(&only.0, &records[4..], "cmd", "Test GPU").unwrap();
+        let markdown = std::fs::read_to_string(only.0.join("results.md")).unwrap();
+        assert!(markdown.starts_with("# Shape suite results"), "{markdown}");
+        assert!(!markdown.contains("| rung |"), "{markdown}");
+        // The ladder's plots draw no suite record: square suite shapes are not rungs.
+        assert!(!only.0.join(crate::harness::plot::PERCENT_PLOT).exists());
     }
 
     #[test]
