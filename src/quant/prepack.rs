@@ -125,6 +125,18 @@ pub fn check_group(format: WeightFormat, group: usize, k: usize) -> Result<(), G
     }
 }
 
+/// Rows of scales (and zero points) stored: one per group of `k_pad` rows (none for fp16
+/// weights, one for a single group: the kernels are then given `k_pad` as the group).
+fn stored_groups(format: WeightFormat, group: usize, k: usize, k_pad: usize) -> usize {
+    if format == WeightFormat::F16 {
+        0
+    } else if group >= k {
+        1
+    } else {
+        k_pad.div_ceil(group)
+    }
+}
+
 impl Prepacked {
     /// Pre-packs `q`.
     pub fn new(q: &Quantized) -> Result<Self, GemmError> {
@@ -192,14 +204,15 @@ impl Prepacked {
                 }
             }
         });
-        let groups = if format == WeightFormat::F16 {
-            0
-        } else {
-            k / group
-        };
+        // The kernels read one row of scales per group of k_pad, not of k: when a group is
+        // shorter than a chunk (32 or 64 rows) and k is no multiple of the chunk, the padding
+        // rows past k form groups of their own. Those get scale 0 (and zero point 0), so the
+        // padding adds 0 and never reads past the scales (found by the quantized API fuzz).
+        let groups = stored_groups(format, group, k, k_pad);
+        let real_groups = if groups == 0 { 0 } else { k.div_ceil(group) };
         let padded = |values: &dyn Fn(usize) -> u16, fill: u16| -> Vec<u16> {
             let mut out = vec![fill; groups * n_pad];
-            for g in 0..groups {
+            for g in 0..real_groups {
                 for col in 0..n {
                     out[g * n_pad + col] = values(g * n + col);
                 }
@@ -279,11 +292,7 @@ impl Prepacked {
 
     /// Bytes the kernels read for the weights: packed codes, scales and offsets.
     pub fn bytes(&self) -> usize {
-        let groups = if self.format == WeightFormat::F16 {
-            0
-        } else {
-            self.k / self.group
-        };
+        let groups = stored_groups(self.format, self.group, self.k, self.k_pad);
         let per_group = if self.offsets.is_some() { 4 } else { 2 };
         self.weights.len() + groups * self.n_pad * per_group
     }
@@ -556,9 +565,13 @@ mod tests {
         let w = random_matrix(k * n, 9);
         let q = quantize(&w, k, n, WeightFormat::Unsigned(4), 32, true).unwrap();
         let p = Prepacked::new(&q).unwrap();
-        assert_eq!(p.scales.len(), 2 * 256);
+        // Two groups of k, and k_pad's padding rows as groups of scale 0 of their own.
+        let groups = p.k_pad / 32;
+        assert!(groups > 2, "k = 64 pads to a whole chunk");
+        assert_eq!(p.scales.len(), groups * 256);
         assert_eq!(p.scales[256 + 2], q.scales[n + 2].to_bits());
         assert_eq!(p.scales[5], 0, "padding columns have scale 0");
+        assert!(p.scales[2 * 256..].iter().all(|&s| s == 0), "padding rows have scale 0");
         let offsets = p.offsets.as_ref().unwrap();
         let zero = q.zeros.as_ref().unwrap()[n + 1];
         assert_eq!(
