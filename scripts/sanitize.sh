@@ -4,9 +4,14 @@
 # ragged shapes, plus a short randomized sweep. Runs on a GPU machine with the CUDA toolkit.
 #
 #   scripts/sanitize.sh [path/to/sgemm-ladder] [output folder] [path/to/gpu_dequant_fast]
+#                       [path/to/api_fuzz_gpu] [path/to/api_quantized_fuzz_gpu]
 #
 # The dequant kernels (decode, expand) are checked by every tool over the test binary's
-# `sanitizer_subset` test (run "dequant"; --kernel-regex kns=dequant_).
+# `sanitizer_subset` test (run "dequant"; --kernel-regex kns=dequant_). The library's API is
+# checked by every tool over the API fuzzer (run "fuzz": SANITIZER_FUZZ_CASES generated calls,
+# default 600, 150 under racecheck; every kernel dispatch can pick, forced or chosen) and by
+# memcheck and initcheck over the quantized fuzzer (run "qfuzz": SANITIZER_QFUZZ_CASES weight
+# matrices, default 150). Neither calls cuBLAS, so no kernel filter is needed there.
 #
 # Writes <output>/sanitizer.md (a summary table) and one log per tool; exits non-zero if any
 # tool reports an error. Only this project's kernels are checked (--kernel-regex kns=gemm_v),
@@ -16,6 +21,8 @@ set -uo pipefail
 bin=${1:-.carry/sgemm-ladder}
 out=${2:-sanitizer-report}
 dequant_bin=${3:-.carry/gpu_dequant_fast}
+fuzz_bin=${4:-.carry/test-api_fuzz_gpu}
+qfuzz_bin=${5:-.carry/test-api_quantized_fuzz_gpu}
 mkdir -p "$out"
 sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 
@@ -39,7 +46,10 @@ status=0
     echo "- Commands: \`scripts/sanitize.sh\`, which runs memcheck, synccheck and initcheck over"
     echo "  \`sgemm-ladder ${ladder_args[*]}\` (run \"ladder\"), and memcheck and racecheck over"
     echo "  \`sgemm-ladder ${verify_args[*]}\` (run \"verify\"), and every tool over"
-    echo "  \`gpu_dequant_fast --ignored --exact sanitizer_subset\` (run \"dequant\", dequant kernels only)"
+    echo "  \`gpu_dequant_fast --ignored --exact sanitizer_subset\` (run \"dequant\", dequant kernels only),"
+    echo "  every tool over \`api_fuzz_gpu --ignored\` with FUZZ_CASES=${SANITIZER_FUZZ_CASES:-600} (racecheck: 150)"
+    echo "  (run \"fuzz\"), and memcheck and initcheck over \`api_quantized_fuzz_gpu --ignored\` with"
+    echo "  FUZZ_CASES=${SANITIZER_QFUZZ_CASES:-150} (run \"qfuzz\")"
     echo
     echo "| tool | run | result |"
     echo "|---|---|---|"
@@ -52,9 +62,10 @@ status=0
 # SANITIZER_TOOLS="synccheck initcheck" runs a subset.
 read -r -a tools <<<"${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}"
 for tool in "${tools[@]}"; do
-    runs=(ladder dequant)
-    if [ "$tool" = memcheck ]; then runs=(ladder verify dequant); fi
-    if [ "$tool" = racecheck ]; then runs=(verify dequant); fi
+    runs=(ladder dequant fuzz)
+    if [ "$tool" = memcheck ]; then runs=(ladder verify dequant fuzz qfuzz); fi
+    if [ "$tool" = racecheck ]; then runs=(verify dequant fuzz); fi
+    if [ "$tool" = initcheck ]; then runs=(ladder dequant fuzz qfuzz); fi
     for run in "${runs[@]}"; do
         # SANITIZER_RUNS="dequant" (space-separated) limits the runs.
         if [ -n "${SANITIZER_RUNS:-}" ] && [[ " $SANITIZER_RUNS " != *" $run "* ]]; then continue; fi
@@ -62,6 +73,14 @@ for tool in "${tools[@]}"; do
         if [ "$run" = dequant ]; then
             "$sanitizer" --tool "$tool" --kernel-regex kns=dequant_ --error-exitcode 99 \
                 "$dequant_bin" --ignored --exact sanitizer_subset >"$log" 2>&1
+        elif [ "$run" = fuzz ]; then
+            cases=${SANITIZER_FUZZ_CASES:-600}
+            if [ "$tool" = racecheck ]; then cases=$((cases / 4)); fi
+            FUZZ_CASES=$cases "$sanitizer" --tool "$tool" --error-exitcode 99 \
+                "$fuzz_bin" --ignored --nocapture >"$log" 2>&1
+        elif [ "$run" = qfuzz ]; then
+            FUZZ_CASES=${SANITIZER_QFUZZ_CASES:-150} "$sanitizer" --tool "$tool" --error-exitcode 99 \
+                "$qfuzz_bin" --ignored --nocapture >"$log" 2>&1
         else
             if [ "$run" = ladder ]; then args=("${ladder_args[@]}"); else args=("${verify_args[@]}"); fi
             "$sanitizer" --tool "$tool" --kernel-regex kns=gemm_v --error-exitcode 99 "$bin" "${args[@]}" >"$log" 2>&1
