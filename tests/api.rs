@@ -2,7 +2,7 @@
 //! typed error before any launch, and the kernel choice is a pure function of the device's
 //! properties and the call.
 
-use rust_gemm::api::dispatch::{DeviceCaps, KERNELS, choose};
+use rust_gemm::api::dispatch::{DeviceCaps, GridKind, KERNELS, ShapeClass, choose};
 use rust_gemm::api::problem::{Buffers, Problem, Request, validate};
 use rust_gemm::{Activation, BLayout, DType, Gemm, GemmError};
 
@@ -382,4 +382,212 @@ fn public_types_are_send_and_sync() {
     send_sync::<rust_gemm::Epilogue<'static, half::f16>>();
     send_sync::<GemmError>();
     send_sync::<rust_gemm::runtime::Runtime>();
+}
+
+/// The thin kernel a thin call must get: `thin_m` when m ≤ 8 (it is listed first), else
+/// `thin_n`.
+fn expected_thin(m: usize, n: usize) -> Option<&'static str> {
+    if m <= 8 {
+        Some("thin_m")
+    } else if n <= 8 {
+        Some("thin_n")
+    } else {
+        None
+    }
+}
+
+#[test]
+fn thin_products_go_to_the_thin_kernels() {
+    for caps in [hopper(), ampere()] {
+        for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+            for layout in [BLayout::Kn, BLayout::Nk] {
+                for (m, n, k) in [
+                    (1, 4096, 4096),
+                    (1, 28672, 8192),
+                    (8, 4096, 4096),
+                    (3, 7, 1),
+                    (4096, 1, 4096),
+                    (3000, 5, 33),
+                    (9, 8, 4097),
+                    (1, 1, 1),
+                    (9, 9, 64),
+                    (4096, 4096, 4096),
+                ] {
+                    let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                    let expected = expected_thin(m, n);
+                    match expected {
+                        Some(name) => {
+                            assert_eq!(plan.kernel.name, name, "{dtype:?} {layout:?} {m}×{n}×{k}");
+                            // f32 and TF32 both run the exact f32 entries.
+                            let element = match dtype {
+                                DType::Tf32 => "f32",
+                                other => other.label(),
+                            };
+                            assert_eq!(
+                                plan.kernel.entry,
+                                format!("gemm_{name}_{element}_{}", layout.label()),
+                            );
+                            assert_eq!(plan.kernel.grid, GridKind::Thin);
+                            if name == "thin_m" {
+                                let fastest = format!(
+                                    "the fastest {} kernel for B {}",
+                                    dtype.label(),
+                                    layout.label()
+                                );
+                                assert_eq!(plan.reason, fastest);
+                            } else {
+                                assert!(
+                                    plan.reason
+                                        .contains("thin_m: serves only thin products with m ≤ 8"),
+                                    "{}",
+                                    plan.reason
+                                );
+                            }
+                        }
+                        None => {
+                            assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
+                            // The reason names the thin kernels passed over.
+                            assert!(
+                                plan.reason
+                                    .contains("thin_m: serves only thin products with m ≤ 8"),
+                                "{}",
+                                plan.reason
+                            );
+                            assert!(
+                                plan.reason
+                                    .contains("thin_n: serves only thin products with n ≤ 8"),
+                                "{}",
+                                plan.reason
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn thin_kernels_need_no_alignment() {
+    let caps = hopper();
+    for dtype in [DType::F32, DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // A view at an odd element offset, and odd leading dimensions.
+            let mut r = request(dtype, 3, 4097, 4095);
+            r.b_layout = layout;
+            r.lds = (Some(4097), Some(4099), Some(4101));
+            let mut b = buffers(1 << 26, 1 << 26, 1 << 26);
+            b.a.0 += dtype.bytes() as u64;
+            b.b.0 += dtype.bytes() as u64;
+            let p = validate(&r, b).unwrap();
+            let plan = choose(&caps, &p, None).unwrap();
+            assert_eq!(plan.kernel.name, "thin_m", "{dtype:?} {layout:?}");
+            assert_eq!(plan.kernel.row_alignment, 0);
+        }
+    }
+}
+
+#[test]
+fn thin_grids_cover_the_streamed_operand() {
+    let caps = hopper();
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        for (dtype, kn_columns) in [
+            (DType::F32, 8),
+            (DType::Tf32, 8),
+            (DType::F16, 16),
+            (DType::Bf16, 16),
+        ] {
+            // thin_m: blocks along n (x), batch along z.
+            let mut r = request(dtype, 1, 4097, 4096);
+            r.b_layout = layout;
+            r.batch = 70_000;
+            // One B for every item (stride 0) keeps the buffers apart.
+            r.strides = Some((4096, 0, 4097));
+            let p = validate(&r, buffers(1 << 40, 1 << 40, 1 << 40)).unwrap();
+            let plan = choose(&caps, &p, None).unwrap();
+            let per_block = if layout == BLayout::Kn {
+                kn_columns
+            } else {
+                16
+            };
+            assert_eq!(plan.kernel.name, "thin_m");
+            assert_eq!(
+                plan.grid,
+                (4097u32.div_ceil(per_block), 1, 65_535),
+                "{dtype:?} {layout:?}"
+            );
+            // thin_n: blocks along m (x), 16 rows of A each.
+            let mut r = request(dtype, 3001, 5, 4096);
+            r.b_layout = layout;
+            let p = validate(&r, buffers(1 << 30, 1 << 30, 1 << 30)).unwrap();
+            let plan = choose(&caps, &p, None).unwrap();
+            assert_eq!(plan.kernel.name, "thin_n");
+            assert_eq!(plan.grid, (3001u32.div_ceil(16), 1, 1));
+        }
+    }
+    // Rows of A past grid y's limit (65 535 · 16) still fit along x.
+    let p = problem(DType::F16, BLayout::Nk, 2_000_000, 1, 64);
+    let plan = choose(&caps, &p, None).unwrap();
+    assert_eq!(plan.grid, (125_000, 1, 1));
+}
+
+#[test]
+fn forcing_a_thin_kernel_runs_it_or_says_why_not() {
+    let caps = hopper();
+    for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // Both thin kernels serve a call that is thin both ways; dispatch takes thin_m.
+            let p = problem(dtype, layout, 5, 3, 100);
+            assert_eq!(choose(&caps, &p, None).unwrap().kernel.name, "thin_m");
+            let plan = choose(&caps, &p, Some("thin_n")).unwrap();
+            assert_eq!(plan.kernel.name, "thin_n");
+            assert_eq!(plan.reason, "forced by the description");
+            let p = problem(dtype, layout, 9, 3, 100);
+            let err = choose(&caps, &p, Some("thin_m")).unwrap_err();
+            match err {
+                GemmError::KernelRefused { kernel, reason } => {
+                    assert_eq!(kernel, "thin_m");
+                    assert_eq!(reason, "serves only thin products with m ≤ 8 (m is 9)");
+                }
+                other => panic!("{other}"),
+            }
+            let p = problem(dtype, layout, 3, 9, 100);
+            assert!(choose(&caps, &p, Some("thin_m")).is_ok());
+            let err = choose(&caps, &p, Some("thin_n")).unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    GemmError::KernelRefused {
+                        kernel: "thin_n",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn thin_kernels_come_first_in_every_list() {
+    for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let names: Vec<_> = KERNELS
+                .iter()
+                .filter(|k| k.dtype == dtype && k.b_layout == layout)
+                .map(|k| k.name)
+                .collect();
+            assert_eq!(
+                &names[..2],
+                ["thin_m", "thin_n"],
+                "{dtype:?} {layout:?}: {names:?}"
+            );
+            assert!(names[2..].iter().all(|n| !n.starts_with("thin")));
+        }
+    }
+    // The thin entries' shared memory and threads come from gemm-geometry.
+    for spec in KERNELS.iter().filter(|k| k.shape != ShapeClass::Any) {
+        assert_eq!(spec.threads, gemm_geometry::thin::THREADS);
+        assert!(spec.shared_bytes <= 48 * 1024, "{}", spec.entry);
+    }
 }

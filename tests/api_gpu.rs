@@ -3,12 +3,17 @@
 //! through every kernel dispatch can choose, against the f64 CPU reference. Elements outside
 //! the described matrices (padding between rows and batch items) must stay untouched.
 //!
-//! Needs a CUDA GPU: `cargo test --test api_gpu -- --ignored`.
+//! The thin-product kernels (`thin_m`, `thin_n`) have their own sweep at the shapes they serve
+//! (`thin_*` tests below), and the kernels for every shape are forced only where they apply.
+//!
+//! Needs a CUDA GPU: `cargo test --release --test api_gpu -- --ignored` (release: the CPU
+//! reference of the thin sweeps multiplies matrices of 4097 × 4097).
 
 mod common;
 
 use common::{Case, random, reference, tolerance};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
+use rust_gemm::api::dispatch::ShapeClass;
 use rust_gemm::{Activation, BLayout, DType, Epilogue, Gemm, GemmElement, GemmError, MatmulDesc};
 use std::sync::Arc;
 
@@ -308,10 +313,9 @@ fn beta_zero_never_reads_c() {
     let a = stream.clone_htod(&vec![0.5f32; m * k]).unwrap();
     let b = stream.clone_htod(&vec![0.25f32; k * n]).unwrap();
     let mut c = stream.clone_htod(&vec![f32::NAN; m * n]).unwrap();
-    for spec in Gemm::kernels()
-        .iter()
-        .filter(|s| s.dtype == DType::F32 && s.b_layout == BLayout::Kn)
-    {
+    for spec in Gemm::kernels().iter().filter(|s| {
+        s.dtype == DType::F32 && s.b_layout == BLayout::Kn && s.shape == ShapeClass::Any
+    }) {
         gemm.matmul(&a, &b, &mut c, &MatmulDesc::new(m, n, k).kernel(spec.name))
             .unwrap();
         let out = stream.clone_dtoh(&c).unwrap();
@@ -333,16 +337,279 @@ fn nan_inputs_propagate() {
     let a = stream.clone_htod(&a_host).unwrap();
     let b = stream.clone_htod(&vec![1.0f32; k * n]).unwrap();
     let mut c = stream.alloc_zeros::<f32>(m * n).unwrap();
-    for spec in Gemm::kernels()
-        .iter()
-        .filter(|s| s.dtype == DType::F32 && s.b_layout == BLayout::Kn)
-    {
+    for spec in Gemm::kernels().iter().filter(|s| {
+        s.dtype == DType::F32 && s.b_layout == BLayout::Kn && s.shape == ShapeClass::Any
+    }) {
         gemm.matmul(&a, &b, &mut c, &MatmulDesc::new(m, n, k).kernel(spec.name))
             .unwrap();
         let out = stream.clone_dtoh(&c).unwrap();
         for i in 0..m {
             for j in 0..n {
                 assert_eq!(out[i * n + j].is_nan(), i == 5, "{} ({i}, {j})", spec.name);
+            }
+        }
+    }
+}
+
+/// A plain variant of one shape: contiguous rows, one item, alpha 1, beta 0.
+fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
+    Variant {
+        m,
+        n,
+        k,
+        batch: 1,
+        layout,
+        pad: Some(0),
+        gap: 0,
+        offset: 0,
+        alpha: 1.0,
+        beta: 0.0,
+        bias: false,
+        activation: None,
+        tf32,
+    }
+}
+
+/// The shapes each thin kernel serves, aligned and ragged: (m, n, k).
+fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
+    let sides = [1, 7, 33, 4096, 4097];
+    let mut out = Vec::new();
+    if kernel == "thin_m" {
+        for m in [1, 3, 8] {
+            for n in sides {
+                for k in sides {
+                    out.push((m, n, k));
+                }
+            }
+        }
+    } else {
+        for n in [1, 5, 8] {
+            for m in [1, 7, 33, 1000, 2999] {
+                for k in sides {
+                    out.push((m, n, k));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Every shape of `thin_shapes(kernel)` forced through `kernel`, plain; then a subset with
+/// everything on: rows padded to 16-byte multiples with a batch of 3, gaps and an aligned
+/// offset (the vector path with ragged k), and rows padded by 3 elements at an odd offset with
+/// a batch of 2 (the scalar path), with alpha, beta, bias and each activation. Dispatch must
+/// choose the same kernel for each (`thin_m` when m ≤ 8, else `thin_n`).
+fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        for (i, (m, n, k)) in thin_shapes(kernel).into_iter().enumerate() {
+            let seed = 5000 + i as u64;
+            let base = plain(m, n, k, layout, tf32);
+            let mut variants = vec![base];
+            // The epilogue variants on shapes small enough for the CPU reference's batches.
+            if m * n * k <= 3000 * 8 * 4097 {
+                variants.push(Variant {
+                    pad: None,
+                    gap: 8,
+                    offset: 8,
+                    batch: 3,
+                    alpha: 0.5,
+                    beta: -1.5,
+                    bias: true,
+                    activation: Some(
+                        [
+                            Activation::Relu,
+                            Activation::LeakyRelu(0.1),
+                            Activation::GeluTanh,
+                        ][i % 3],
+                    ),
+                    ..base
+                });
+                variants.push(Variant {
+                    pad: Some(3),
+                    gap: 5,
+                    offset: 1,
+                    batch: 2,
+                    beta: 1.0,
+                    bias: i % 2 == 0,
+                    activation: Some(Activation::GeluTanh),
+                    ..base
+                });
+            }
+            for v in variants {
+                let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
+                checks += 1;
+            }
+            // Dispatch picks the thin kernel by itself.
+            let chosen = check::<T>(&stream, &gemm, base, None, seed).expect("dispatch runs");
+            let expected = if m <= 8 { "thin_m" } else { "thin_n" };
+            assert!(
+                chosen.starts_with(&format!("gemm_{expected}_")),
+                "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
+            );
+        }
+    }
+    eprintln!("{kernel} ({:?}, tf32 {tf32}): {checks} checks", T::DTYPE);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m_f32() {
+    thin_sweep::<f32>("thin_m", false);
+    thin_sweep::<f32>("thin_m", true);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m_f16() {
+    thin_sweep::<half::f16>("thin_m", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m_bf16() {
+    thin_sweep::<half::bf16>("thin_m", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_n_f32() {
+    thin_sweep::<f32>("thin_n", false);
+    thin_sweep::<f32>("thin_n", true);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_n_f16() {
+    thin_sweep::<half::f16>("thin_n", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_n_bf16() {
+    thin_sweep::<half::bf16>("thin_n", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_kernels_on_the_portable_module() {
+    let (stream, gemm) = open_portable();
+    for (kernel, (m, n, k)) in [("thin_m", (3, 4097, 4097)), ("thin_n", (2999, 5, 4097))] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let v = Variant {
+                pad: None,
+                offset: 8,
+                batch: 2,
+                beta: 0.5,
+                bias: true,
+                activation: Some(Activation::GeluTanh),
+                ..plain(m, n, k, layout, false)
+            };
+            for (seed, v) in [
+                v,
+                Variant {
+                    pad: Some(3),
+                    offset: 1,
+                    ..v
+                },
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                check::<f32>(&stream, &gemm, v, Some(kernel), seed as u64).expect("runs");
+                check::<half::f16>(&stream, &gemm, v, Some(kernel), seed as u64).expect("runs");
+                check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed as u64).expect("runs");
+            }
+        }
+    }
+}
+
+/// C of one call, as bits.
+fn c_bits<T: GemmElement>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    a: &CudaSlice<T>,
+    b: &CudaSlice<T>,
+    desc: &MatmulDesc<'_, T>,
+    c_len: usize,
+) -> Vec<f64> {
+    let mut c = stream.alloc_zeros::<T>(c_len).unwrap();
+    gemm.matmul(a, b, &mut c, desc).unwrap();
+    stream
+        .clone_dtoh(&c)
+        .unwrap()
+        .iter()
+        .map(|x| x.to_f64())
+        .collect()
+}
+
+/// Two runs of the same thin call give the same bits: every reduction has a fixed order.
+fn thin_runs_are_bit_identical_for<T: GemmElement>() {
+    let (stream, gemm) = open();
+    for (kernel, (m, n, k)) in [
+        ("thin_m", (8, 4097, 8191)),
+        ("thin_m", (1, 4096, 4096)),
+        ("thin_n", (2999, 8, 8191)),
+        ("thin_n", (4096, 1, 4096)),
+    ] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let b_len = n * k;
+            let (a, _) = rounded::<T>(&random(m * k, 7));
+            let (b, _) = rounded::<T>(&random(b_len, 8));
+            let a = stream.clone_htod(&a).unwrap();
+            let b = stream.clone_htod(&b).unwrap();
+            let desc = MatmulDesc::<T>::new(m, n, k)
+                .b_layout(layout)
+                .kernel(kernel);
+            let first = c_bits(&stream, &gemm, &a, &b, &desc, m * n);
+            for _ in 0..3 {
+                let again = c_bits(&stream, &gemm, &a, &b, &desc, m * n);
+                // Compared as f64 widenings of the stored values, which are exact and
+                // distinct for distinct bit patterns (no NaN here).
+                assert!(
+                    first == again,
+                    "{kernel} {m}×{n}×{k} {layout:?}: runs differ"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_runs_are_bit_identical() {
+    thin_runs_are_bit_identical_for::<f32>();
+    thin_runs_are_bit_identical_for::<half::f16>();
+    thin_runs_are_bit_identical_for::<half::bf16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_beta_zero_never_reads_c_and_nan_inputs_propagate() {
+    let (stream, gemm) = open();
+    for (kernel, (m, n, k)) in [("thin_m", (5, 90, 33)), ("thin_n", (70, 5, 33))] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // A NaN in row 2 of A, C full of NaN, beta 0: only row 2 of C is NaN.
+            let mut a_host = vec![0.5f32; m * k];
+            a_host[2 * k + 3] = f32::NAN;
+            let a = stream.clone_htod(&a_host).unwrap();
+            let b = stream.clone_htod(&vec![0.25f32; k * n]).unwrap();
+            let mut c = stream.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+            let desc = MatmulDesc::new(m, n, k).b_layout(layout).kernel(kernel);
+            gemm.matmul(&a, &b, &mut c, &desc).unwrap();
+            let out = stream.clone_dtoh(&c).unwrap();
+            for i in 0..m {
+                for j in 0..n {
+                    let x = out[i * n + j];
+                    if i == 2 {
+                        assert!(x.is_nan(), "{kernel} {layout:?} ({i}, {j})");
+                    } else {
+                        assert_eq!(x, 0.5 * 0.25 * k as f32, "{kernel} {layout:?} ({i}, {j})");
+                    }
+                }
             }
         }
     }

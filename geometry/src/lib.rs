@@ -10,6 +10,7 @@
 pub mod args;
 pub mod dequant;
 pub mod general;
+pub mod thin;
 pub mod v13;
 pub mod v14;
 pub mod v15;

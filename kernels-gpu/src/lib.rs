@@ -47,6 +47,7 @@ pub mod ladder_epilogue;
 pub mod pipeline;
 pub mod sgemm;
 pub mod tensor_core;
+pub mod thin;
 pub mod tile_order;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;

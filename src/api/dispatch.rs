@@ -1,13 +1,18 @@
 //! Dispatch: which kernel runs a validated [`Problem`] on a device, and why.
 //!
-//! [`KERNELS`] lists the library's kernels, fastest first for each element type and B layout
-//! (the order comes from the measurements in `docs/results/`: at large shapes the TMA +
-//! `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the general kernel; the
-//! `cp.async` fp32 kernel v13 beats the general one). [`choose`] takes the first kernel whose
-//! requirements the device and the call meet, so every valid call gets a kernel: the general
-//! kernels accept any alignment, any leading dimension and any shape. The choice is a pure
-//! function of ([`DeviceCaps`], [`Problem`]), so it is tested without a GPU, and
-//! [`Plan::reason`] says why each faster kernel was passed over.
+//! [`KERNELS`] lists the library's kernels, fastest first for each element type and B layout.
+//! Each list starts with the thin-product kernels `thin_m` and `thin_n` ([`ShapeClass`]),
+//! which serve only calls with at most [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) rows or
+//! columns of C: such a product is bound by reading its large operand once from DRAM, which
+//! they do at full width where the tiled kernels would waste almost all of every tile. Then
+//! come the kernels for every shape, in the order of the measurements in `docs/results/` (at
+//! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
+//! general kernel; the `cp.async` fp32 kernel v13 beats the general one). f32 and TF32 calls
+//! share the exact f32 thin kernels: a memory-bound product gains nothing from TF32.
+//! [`choose`] takes the first kernel whose requirements the device and the call meet, so every
+//! valid call gets a kernel: the general kernels accept any alignment, any leading dimension
+//! and any shape. The choice is a pure function of ([`DeviceCaps`], [`Problem`]), so it is
+//! tested without a GPU, and [`Plan::reason`] says why each faster kernel was passed over.
 
 use super::desc::BLayout;
 use super::element::DType;
@@ -41,6 +46,41 @@ pub enum GridKind {
     ColumnsRows,
     /// Persistent blocks, at most one per SM, each looping over (batch item, tile) pairs.
     Persistent,
+    /// Thin products: one block per group of the streamed operand's rows or columns along x
+    /// (`thin_m`: `block_tile_n` columns of C; `thin_n`: `block_tile_m` rows), batch items
+    /// along z (at most 65 535: the kernel walks the rest in steps of the grid).
+    Thin,
+}
+
+/// Which shapes a kernel serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShapeClass {
+    /// Every shape.
+    Any,
+    /// Only m ≤ [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) (C has at most that many rows).
+    ThinM,
+    /// Only n ≤ [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) (C has at most that many
+    /// columns).
+    ThinN,
+}
+
+impl ShapeClass {
+    /// Why a kernel of this class cannot serve `problem`, or `None` if it can.
+    pub fn refusal(self, problem: &Problem) -> Option<String> {
+        let max = geometry::thin::THIN_MAX as usize;
+        match self {
+            ShapeClass::Any => None,
+            ShapeClass::ThinM if problem.m > max => Some(format!(
+                "serves only thin products with m ≤ {max} (m is {})",
+                problem.m
+            )),
+            ShapeClass::ThinN if problem.n > max => Some(format!(
+                "serves only thin products with n ≤ {max} (n is {})",
+                problem.n
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// One kernel the library can run.
@@ -72,6 +112,8 @@ pub struct KernelSpec {
     pub shared_bytes: u32,
     /// How blocks cover the work.
     pub grid: GridKind,
+    /// Which shapes it serves.
+    pub shape: ShapeClass,
 }
 
 /// The general kernels: any alignment, any shape.
@@ -89,6 +131,7 @@ const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
         block_tile_n: geometry::general::BLOCK_TILE_N,
         shared_bytes: geometry::general::SHARED_BYTES,
         grid: GridKind::ColumnsRows,
+        shape: ShapeClass::Any,
     }
 }
 
@@ -117,6 +160,7 @@ const fn ladder(
         block_tile_n,
         shared_bytes,
         grid: GridKind::Grouped,
+        shape: ShapeClass::Any,
     }
 }
 
@@ -137,6 +181,55 @@ const fn tma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec
         block_tile_n: geometry::v17::BLOCK_TILE_N,
         shared_bytes: geometry::v17::SHARED_BYTES,
         grid: GridKind::Persistent,
+        shape: ShapeClass::Any,
+    }
+}
+
+/// A thin-product kernel (`kernels-gpu/src/thin.rs`, geometry in `gemm_geometry::thin`): no
+/// alignment needs (each kernel takes its 16-byte loads only where the arguments allow them),
+/// compute capability 8.0. `dtype` is the call's element type (f32 and TF32 calls both run the
+/// exact f32 entries); the tile along the streamed operand is what one block covers.
+const fn thin(
+    entry: &'static str,
+    dtype: DType,
+    b_layout: BLayout,
+    shape: ShapeClass,
+) -> KernelSpec {
+    use geometry::thin;
+    let element_bytes = match dtype {
+        DType::F32 | DType::Tf32 => 4,
+        DType::F16 | DType::Bf16 => 2,
+    };
+    let (name, block_tile_m, block_tile_n, shared_bytes) = match (shape, b_layout) {
+        (ShapeClass::ThinN, BLayout::Kn) => (
+            "thin_n",
+            thin::DOT_ROWS_PER_BLOCK,
+            thin::THIN_MAX,
+            thin::STAGED_SHARED_BYTES,
+        ),
+        (ShapeClass::ThinN, BLayout::Nk) => ("thin_n", thin::DOT_ROWS_PER_BLOCK, thin::THIN_MAX, 0),
+        (_, BLayout::Kn) => (
+            "thin_m",
+            thin::THIN_MAX,
+            thin::kn_block_columns(element_bytes),
+            thin::KN_SHARED_BYTES,
+        ),
+        (_, BLayout::Nk) => ("thin_m", thin::THIN_MAX, thin::DOT_ROWS_PER_BLOCK, 0),
+    };
+    KernelSpec {
+        name,
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm80,
+        row_alignment: 0,
+        tensor_maps: false,
+        threads: thin::THREADS,
+        block_tile_m,
+        block_tile_n,
+        shared_bytes,
+        grid: GridKind::Thin,
+        shape,
     }
 }
 
@@ -146,6 +239,30 @@ const V14_TILE: (u32, u32) = (geometry::v14::BLOCK_TILE_M, geometry::v14::BLOCK_
 
 /// Every kernel, fastest first within each (element type, B layout).
 pub const KERNELS: &[KernelSpec] = &[
+    thin(
+        "gemm_thin_m_f32_kn",
+        DType::F32,
+        BLayout::Kn,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_f32_kn",
+        DType::F32,
+        BLayout::Kn,
+        ShapeClass::ThinN,
+    ),
+    thin(
+        "gemm_thin_m_f32_nk",
+        DType::F32,
+        BLayout::Nk,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_f32_nk",
+        DType::F32,
+        BLayout::Nk,
+        ShapeClass::ThinN,
+    ),
     ladder(
         "v13",
         "gemm_v13_f32_kn",
@@ -166,6 +283,31 @@ pub const KERNELS: &[KernelSpec] = &[
     ),
     general("gemm_general_f32_kn", DType::F32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::F32, BLayout::Nk),
+    // TF32 calls: the exact f32 thin kernels (memory-bound: exactness costs nothing).
+    thin(
+        "gemm_thin_m_f32_kn",
+        DType::Tf32,
+        BLayout::Kn,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_f32_kn",
+        DType::Tf32,
+        BLayout::Kn,
+        ShapeClass::ThinN,
+    ),
+    thin(
+        "gemm_thin_m_f32_nk",
+        DType::Tf32,
+        BLayout::Nk,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_f32_nk",
+        DType::Tf32,
+        BLayout::Nk,
+        ShapeClass::ThinN,
+    ),
     ladder(
         "v14",
         "gemm_v14_tf32_kn",
@@ -187,6 +329,54 @@ pub const KERNELS: &[KernelSpec] = &[
     // Where v14 cannot run, exact fp32: more precise than TF32, never less.
     general("gemm_general_f32_kn", DType::Tf32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::Tf32, BLayout::Nk),
+    thin(
+        "gemm_thin_m_f16_kn",
+        DType::F16,
+        BLayout::Kn,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_f16_kn",
+        DType::F16,
+        BLayout::Kn,
+        ShapeClass::ThinN,
+    ),
+    thin(
+        "gemm_thin_m_f16_nk",
+        DType::F16,
+        BLayout::Nk,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_f16_nk",
+        DType::F16,
+        BLayout::Nk,
+        ShapeClass::ThinN,
+    ),
+    thin(
+        "gemm_thin_m_bf16_kn",
+        DType::Bf16,
+        BLayout::Kn,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_bf16_kn",
+        DType::Bf16,
+        BLayout::Kn,
+        ShapeClass::ThinN,
+    ),
+    thin(
+        "gemm_thin_m_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
+        ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_n_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
+        ShapeClass::ThinN,
+    ),
     tma("gemm_v18_f16_kn", DType::F16, BLayout::Kn),
     tma("gemm_v18_f16_nk", DType::F16, BLayout::Nk),
     tma("gemm_v18_bf16_kn", DType::Bf16, BLayout::Kn),
@@ -246,6 +436,9 @@ pub struct Plan {
 
 /// Why `spec` cannot run `problem` on `caps`, or `None` if it can.
 pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if let Some(reason) = spec.shape.refusal(problem) {
+        return Some(reason);
+    }
     if !spec.arch.supported_by(caps.compute_capability) {
         let (major, minor) = caps.compute_capability;
         return Some(format!(
@@ -331,6 +524,10 @@ pub fn grid(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<(
     match spec.grid {
         GridKind::Grouped => Some((fits_x(tiles)?, 1, z)),
         GridKind::ColumnsRows => Some((fits_x(columns)?, rows.min(MAX_YZ) as u32, z)),
+        GridKind::Thin => match spec.shape {
+            ShapeClass::ThinN => Some((fits_x(rows)?, 1, z)),
+            _ => Some((fits_x(columns)?, 1, z)),
+        },
         GridKind::Persistent => {
             let work = tiles.checked_mul(problem.batch as u64)?;
             u32::try_from(work).ok()?;

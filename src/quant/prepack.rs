@@ -571,7 +571,10 @@ mod tests {
         assert_eq!(p.scales.len(), groups * 256);
         assert_eq!(p.scales[256 + 2], q.scales[n + 2].to_bits());
         assert_eq!(p.scales[5], 0, "padding columns have scale 0");
-        assert!(p.scales[2 * 256..].iter().all(|&s| s == 0), "padding rows have scale 0");
+        assert!(
+            p.scales[2 * 256..].iter().all(|&s| s == 0),
+            "padding rows have scale 0"
+        );
         let offsets = p.offsets.as_ref().unwrap();
         let zero = q.zeros.as_ref().unwrap()[n + 1];
         assert_eq!(

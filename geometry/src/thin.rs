@@ -1,0 +1,108 @@
+//! Geometry of the thin-product kernels (`kernels-gpu/src/thin.rs`, entries
+//! `gemm_thin_{m,n}_<dtype>_<blayout>`): products where one side of C has at most
+//! [`THIN_MAX`] elements, so that the time is the time to read the other, large operand once
+//! from DRAM (matrix–vector products and their few-row or few-column relatives).
+//!
+//! Two body shapes serve the four (family, B layout) pairs:
+//!
+//! * **dot rows** (`thin_m` with B `[n, k]`, `thin_n` with either B layout): the streamed
+//!   operand is a set of rows contiguous along k (B's rows for `thin_m`, A's rows for
+//!   `thin_n`). Each warp owns [`DOT_ROWS_PER_WARP`] of them; its lanes take consecutive
+//!   16-byte chunks of those rows ([`CHUNK_BYTES`]), so one warp load reads 512 contiguous
+//!   bytes, [`DOT_UNROLL`] chunks per row in flight per lane, and compute all (at most
+//!   [`THIN_MAX`]) dot products with the small operand at once, reduced across the warp by
+//!   shuffles in a fixed order. No shared memory, except for `thin_n` with B `[k, n]`, whose
+//!   few columns are not contiguous along k: the block stages them, [`STAGE_K`] rows of k at a
+//!   time, transposed to `[column][k]` f32 rows in shared memory ([`STAGED_SHARED_BYTES`]).
+//! * **column slices** (`thin_m` with B `[k, n]`): B's rows are contiguous along n. A block
+//!   owns [`KN_CHUNKS`] 16-byte column chunks of B (`KN_CHUNKS · 16 / element bytes`
+//!   columns of C) and all of k, cut into [`KN_K_SLICES`] interleaved slices, one per thread
+//!   pair: a warp load reads 16 rows × 32 bytes (whole DRAM sectors), and few columns per
+//!   block keep the grid large. Each thread keeps [`KN_UNROLL`] rows of B in flight, and the
+//!   slices' partial sums are reduced by warp shuffles and then across warps in shared memory
+//!   ([`KN_SHARED_BYTES`]), always in the same order.
+//!
+//! Every reduction has a fixed order (no atomics, no cross-block sums), so results are
+//! bit-identical from run to run. The device code and the host (dispatch's grid) read these
+//! constants, so they cannot disagree.
+
+/// The most rows of C (`thin_m`) or columns of C (`thin_n`) these kernels serve.
+pub const THIN_MAX: u32 = 8;
+/// Threads per block (one-dimensional), every thin kernel.
+pub const THREADS: u32 = 256;
+/// Warps per block.
+pub const WARPS: u32 = THREADS / 32;
+/// The `min_blocks` of the entries' launch bounds. With 2 (at most 128 registers per thread)
+/// ptxas 13.0 spilled in most entries on sm_80–sm_89 (up to 188 bytes in the f32 dot-rows
+/// entries) and some on sm_90 and sm_120; with 1 none spills, at 148–255 registers, so one
+/// block of 8 warps is resident per SM (two where an entry needs at most 128). Each thread
+/// then keeps 8 loads of 16 bytes in flight ([`DOT_UNROLL`] × [`DOT_ROWS_PER_WARP`], or
+/// [`KN_UNROLL`]): 32 KiB per SM.
+pub const MIN_BLOCKS_PER_SM: u32 = 1;
+/// Bytes of one vector load (`ld.global.v4.b32`): 4 f32 or 8 fp16/bf16 elements.
+pub const CHUNK_BYTES: u32 = 16;
+
+/// Streamed rows per warp in the dot-rows body: each lane's chunk of the small operand is
+/// used for this many rows, which halves its (cached) reads per streamed byte.
+pub const DOT_ROWS_PER_WARP: u32 = 2;
+/// Streamed rows per block in the dot-rows body.
+pub const DOT_ROWS_PER_BLOCK: u32 = WARPS * DOT_ROWS_PER_WARP;
+/// Chunks per streamed row each lane loads before using any (its loads in flight:
+/// `DOT_UNROLL · DOT_ROWS_PER_WARP` 16-byte loads).
+pub const DOT_UNROLL: u32 = 4;
+/// Rows of k the `thin_n` `[k, n]` kernel stages per step.
+pub const STAGE_K: u32 = 1024;
+/// Dynamic shared memory of the `thin_n` `[k, n]` kernel: [`THIN_MAX`] staged columns of
+/// [`STAGE_K`] f32 each. The lanes of a warp stage 32 consecutive k of one column at a time
+/// (32 consecutive words, no bank conflict) and read 16 or 32 consecutive bytes each of one
+/// column (conflict-free, or two-way for fp16/bf16's 32 bytes).
+pub const STAGED_SHARED_BYTES: u32 = THIN_MAX * STAGE_K * 4;
+
+/// 16-byte column chunks of B per block in the column-slices body (`thin_m`, `[k, n]`).
+pub const KN_CHUNKS: u32 = 2;
+/// Slices of k per block in the column-slices body: thread `t` owns chunk `t % KN_CHUNKS`
+/// and rows `t / KN_CHUNKS + s · KN_K_SLICES` of k.
+pub const KN_K_SLICES: u32 = THREADS / KN_CHUNKS;
+/// Rows of B each thread loads before using any in the column-slices body.
+pub const KN_UNROLL: u32 = 8;
+/// The most elements of one chunk (fp16/bf16: 8).
+pub const MAX_CHUNK_ELEMENTS: u32 = 8;
+/// Dynamic shared memory of the column-slices body: one partial sum per warp, chunk, row of
+/// C and chunk element.
+pub const KN_SHARED_BYTES: u32 = WARPS * KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS * 4;
+
+/// Elements of `element_bytes` bytes per 16-byte chunk.
+pub const fn chunk_elements(element_bytes: u32) -> u32 {
+    CHUNK_BYTES / element_bytes
+}
+
+/// Columns of C per block of the column-slices body (`thin_m`, B `[k, n]`).
+pub const fn kn_block_columns(element_bytes: u32) -> u32 {
+    KN_CHUNKS * chunk_elements(element_bytes)
+}
+
+const _: () = {
+    assert!(THREADS.is_multiple_of(32) && WARPS == 8);
+    // One output per thread in the column-slices store, and per lane in the dot-rows store.
+    assert!(KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS <= THREADS);
+    assert!(THIN_MAX * DOT_ROWS_PER_WARP <= 32);
+    // The slices of one chunk are the lanes of one parity: 16 per warp.
+    assert!(KN_CHUNKS == 2 && KN_K_SLICES == 128);
+    // Staged tiles start on chunk boundaries of every element type (and 32 chunks per warp).
+    assert!(STAGE_K.is_multiple_of(32 * MAX_CHUNK_ELEMENTS));
+    assert!(STAGED_SHARED_BYTES <= 48 * 1024 && KN_SHARED_BYTES <= 48 * 1024);
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_cover_the_streamed_operand() {
+        assert_eq!(kn_block_columns(4), 8);
+        assert_eq!(kn_block_columns(2), 16);
+        assert_eq!(DOT_ROWS_PER_BLOCK, 16);
+        assert_eq!(STAGED_SHARED_BYTES, 32_768);
+        assert_eq!(KN_SHARED_BYTES, 4096);
+    }
+}

@@ -1,0 +1,783 @@
+//! Thin products: C has at most [`THIN_MAX`] rows (`thin_m`) or columns (`thin_n`), so the
+//! product is a matrix–vector product or a few of them side by side, and its time is the time
+//! to read the large operand once from DRAM. These kernels stream that operand with 128-bit
+//! loads at full width, keep the small operand in the cache, accumulate in f32, and apply the
+//! whole epilogue of [`GemmArgs`] (alpha, beta, bias, activation) through [`crate::epilogue`].
+//!
+//! Two bodies, whose numbers live in [`gemm_geometry::thin`] (the host reads them too):
+//!
+//! * [`dot_rows`]: the streamed operand's rows are contiguous along k (`thin_m` with B
+//!   `[n, k]`: B's rows; `thin_n`: A's rows). A warp owns [`DOT_ROWS_PER_WARP`] of them, its
+//!   lanes read consecutive 16-byte chunks ([`DOT_UNROLL`] per row in flight) and each lane
+//!   accumulates all (at most 8) dot products of its chunks with the small operand's rows; a
+//!   butterfly of warp shuffles sums the lanes in a fixed order. For `thin_n` with B `[k, n]`,
+//!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
+//!   time in shared memory, transposed to `[column][k]` f32 (zeros past k).
+//! * [`column_slices`]: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
+//!   owns [`KN_CHUNKS`] 16-byte column chunks and all of k; thread `t` reads chunk `t % 2` of
+//!   rows `t / 2 + 128·s` ([`KN_UNROLL`] rows in flight), so a warp load covers 16 rows × 32
+//!   bytes. The 128 slices' partial sums are reduced by shuffles within each warp, then across
+//!   the warps in shared memory, in a fixed order.
+//!
+//! Results are bit-identical from run to run: no atomics, no reduction across blocks, every
+//! sum taken in one order.
+//!
+//! Alignment: none required. Each kernel decides from its arguments whether its 16-byte loads
+//! are legal (base address, leading dimension and, with batch > 1, batch stride of every
+//! operand read by vector loads a multiple of 16 bytes; an operand with a single row needs no
+//! leading dimension check) and otherwise reads every element with a scalar load, in the same
+//! loop structure (a branch uniform across the grid). Partial chunks at the end of k (or of n)
+//! are read element by element. Offsets are computed in 64 bits.
+//!
+//! Launch: [`THREADS`] threads (1-D); grid x = ⌈big / per block⌉ (thin_m `[k, n]`:
+//! [`gemm_geometry::thin::kn_block_columns`] columns of C per block; the others
+//! [`DOT_ROWS_PER_BLOCK`] rows of the streamed operand per block), y = 1, z = min(batch,
+//! 65 535) (a block walks x and z in grid-sized steps); dynamic shared memory
+//! [`KN_SHARED_BYTES`] (thin_m `[k, n]`), [`STAGED_SHARED_BYTES`] (thin_n `[k, n]`), 0 (the
+//! others). Preconditions: `m, n, k, batch ≥ 1`; `m ≤ THIN_MAX` for `thin_m`, `n ≤ THIN_MAX`
+//! for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
+
+use crate::device::{
+    block_x, block_z, fma, grid_dim_x, grid_dim_z, read4, shared_f32, sync_threads, thread_x,
+};
+use crate::element::{Bf16, Element, F16};
+use crate::epilogue;
+use core::arch::asm;
+use gemm_geometry::GemmArgs;
+use gemm_geometry::thin::{
+    CHUNK_BYTES, DOT_ROWS_PER_BLOCK, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_CHUNKS, KN_K_SLICES,
+    KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX,
+};
+use seq_macro::seq;
+
+#[cfg(doc)]
+use gemm_geometry::thin::{KN_SHARED_BYTES, STAGED_SHARED_BYTES, THREADS};
+
+// The bodies below are unrolled for exactly these numbers.
+const _: () = assert!(THIN_MAX == 8 && DOT_ROWS_PER_WARP == 2 && DOT_UNROLL == 4);
+const _: () = assert!(KN_CHUNKS == 2 && KN_UNROLL == 8 && MAX_CHUNK_ELEMENTS == 8);
+const _: () = assert!(STAGE_K == 4 * 256 && CHUNK_BYTES == 16);
+
+/// 16 bytes of the streamed operand at the global address `at`, through the read-only path
+/// without allocating in L1 (each byte is read once; L1 is left to the small operand).
+///
+/// # Safety
+/// `at` must be a 16-byte-aligned global address of 16 bytes that no one writes during the
+/// kernel.
+#[inline(always)]
+unsafe fn load_streamed(at: u64) -> [u32; 4] {
+    let (x, y, z, w): (u32, u32, u32, u32);
+    // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
+    unsafe {
+        asm!(
+            "ld.global.nc.L1::no_allocate.v4.u32 {{{x}, {y}, {z}, {w}}}, [{at}];",
+            x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+            at = in(reg64) at,
+            options(readonly, nostack),
+        )
+    };
+    [x, y, z, w]
+}
+
+/// 16 bytes of the small operand at the global address `at`, through the read-only path (it
+/// stays in L1, where every warp of the SM reads it again).
+///
+/// # Safety
+/// As [`load_streamed`].
+#[inline(always)]
+unsafe fn load_cached(at: u64) -> [u32; 4] {
+    let (x, y, z, w): (u32, u32, u32, u32);
+    // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
+    unsafe {
+        asm!(
+            "ld.global.nc.v4.u32 {{{x}, {y}, {z}, {w}}}, [{at}];",
+            x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, w = out(reg32) w,
+            at = in(reg64) at,
+            options(readonly, nostack),
+        )
+    };
+    [x, y, z, w]
+}
+
+/// An element type of the thin kernels: how a 16-byte chunk widens to f32, and one element's
+/// load.
+trait ThinElement: Element {
+    /// Elements per 16-byte chunk.
+    const CHUNK: u32;
+    /// The chunk's elements widened to f32 (the first [`ThinElement::CHUNK`]; the rest 0).
+    fn widen(raw: [u32; 4]) -> [f32; 8];
+    /// The element at the global address `at`, widened to f32 (read-only path).
+    ///
+    /// # Safety
+    /// `at` must be the global address of a `Self` aligned to its size that no one writes
+    /// during the kernel.
+    unsafe fn load_scalar(at: u64) -> f32;
+}
+
+impl ThinElement for f32 {
+    const CHUNK: u32 = 4;
+    #[inline(always)]
+    fn widen(raw: [u32; 4]) -> [f32; 8] {
+        let mut out = [0.0; 8];
+        seq!(i in 0..4 {
+            out[i] = f32::from_bits(raw[i]);
+        });
+        out
+    }
+    #[inline(always)]
+    unsafe fn load_scalar(at: u64) -> f32 {
+        let value: f32;
+        // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
+        unsafe {
+            asm!("ld.global.nc.f32 {v}, [{at}];", v = out(reg32) value, at = in(reg64) at,
+                options(readonly, nostack))
+        };
+        value
+    }
+}
+
+/// `ld.global.nc.b16` of the 16 bits at `at`.
+///
+/// # Safety
+/// `at` must be a 2-byte-aligned global address that no one writes during the kernel.
+#[inline(always)]
+unsafe fn load_b16(at: u64) -> u16 {
+    let bits: u16;
+    // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
+    unsafe {
+        asm!("ld.global.nc.b16 {v}, [{at}];", v = out(reg16) bits, at = in(reg64) at,
+            options(readonly, nostack))
+    };
+    bits
+}
+
+impl ThinElement for F16 {
+    const CHUNK: u32 = 8;
+    #[inline(always)]
+    fn widen(raw: [u32; 4]) -> [f32; 8] {
+        let mut out = [0.0; 8];
+        seq!(i in 0..4 {
+            out[2 * i] = F16(raw[i] as u16).to_f32();
+            out[2 * i + 1] = F16((raw[i] >> 16) as u16).to_f32();
+        });
+        out
+    }
+    #[inline(always)]
+    unsafe fn load_scalar(at: u64) -> f32 {
+        // SAFETY: as the caller promises.
+        F16(unsafe { load_b16(at) }).to_f32()
+    }
+}
+
+impl ThinElement for Bf16 {
+    const CHUNK: u32 = 8;
+    #[inline(always)]
+    fn widen(raw: [u32; 4]) -> [f32; 8] {
+        let mut out = [0.0; 8];
+        seq!(i in 0..4 {
+            out[2 * i] = f32::from_bits(raw[i] << 16);
+            out[2 * i + 1] = f32::from_bits(raw[i] & 0xffff_0000);
+        });
+        out
+    }
+    #[inline(always)]
+    unsafe fn load_scalar(at: u64) -> f32 {
+        // SAFETY: as the caller promises.
+        Bf16(unsafe { load_b16(at) }).to_f32()
+    }
+}
+
+/// Whether every row of an operand (base `base`, `rows` rows `ld` elements apart, batch items
+/// `stride` elements apart) starts on a 16-byte boundary. Products are taken modulo 2⁶⁴,
+/// which keeps their residue modulo 16.
+#[inline(always)]
+fn rows_aligned(base: u64, rows: u32, ld: u32, stride: u64, batch: u32, bytes: u32) -> bool {
+    let bytes = bytes as u64;
+    base % 16 == 0
+        && (rows == 1 || (ld as u64 * bytes) % 16 == 0)
+        && (batch == 1 || stride.wrapping_mul(bytes) % 16 == 0)
+}
+
+/// `value` summed over the 32 lanes of the warp by a butterfly (xor 16, 8, 4, 2, 1): every
+/// lane gets the same sum, always added in the same order. Every lane must call it.
+#[inline(always)]
+fn warp_sum(value: f32) -> f32 {
+    let mut sum = value;
+    seq!(step in 0..5 {
+        sum += shuffle_xor(sum, 16 >> step);
+    });
+    sum
+}
+
+/// `value` of lane `lane ^ mask` (all 32 lanes take part).
+#[inline(always)]
+fn shuffle_xor(value: f32, mask: u32) -> f32 {
+    let out: f32;
+    // SAFETY: a warp-collective register exchange; every lane of the warp executes it.
+    unsafe {
+        asm!(
+            "shfl.sync.bfly.b32 {o}, {i}, {mask}, 0x1f, 0xffffffff;",
+            o = out(reg32) out, i = in(reg32) value, mask = in(reg32) mask,
+            options(nomem, nostack),
+        )
+    };
+    out
+}
+
+/// Writes `act(alpha·acc + beta·C + bias)` to element (`row`, `col`) of the batch item of C at
+/// byte address `c_item`.
+///
+/// # Safety
+/// (`row`, `col`) must lie inside that item of C as `args` describes it.
+#[inline(always)]
+unsafe fn store<E: Element>(args: &GemmArgs, c_item: u64, row: u32, col: u32, acc: f32) {
+    let at = c_item + (row as u64 * args.ldc as u64 + col as u64) * E::BYTES as u64;
+    let at = at as *mut E;
+    // SAFETY: inside C, as the caller promises; the bias has n > col elements when present.
+    unsafe {
+        let value = epilogue::apply::<E>(args, acc, at, col);
+        at.write(E::from_f32(value));
+    }
+}
+
+/// Which product the dot-rows body computes.
+const THIN_M_NK: u32 = 0;
+/// `thin_n` with the small operand (B) read from global memory: B `[n, k]`, or B `[k, n]` of
+/// one contiguous column.
+const THIN_N_NK: u32 = 1;
+/// `thin_n` with B `[k, n]` staged in shared memory.
+const THIN_N_KN: u32 = 2;
+
+/// Where one warp's streamed rows and the small operand lie, for one batch item.
+#[derive(Clone, Copy)]
+struct DotItem {
+    /// Byte address of each of the warp's streamed rows (meaningful where `valid`).
+    rows: [u64; 2],
+    /// Which of the warp's rows exist.
+    valid: [bool; 2],
+    /// Byte address of the small operand's batch item.
+    small: u64,
+    /// Bytes from one small row to the next (global small operand).
+    small_ld_bytes: u64,
+    /// Rows of the small operand (≤ 8).
+    small_count: u32,
+    /// The reduction length.
+    k: u32,
+    /// Whether 16-byte loads are legal.
+    vector: bool,
+}
+
+/// The small operand's chunk `q` of row `s`, widened: from the staged tile (`STAGED`, which
+/// holds k from `k0`, zeros past k), else from global memory (16 bytes when `full`, else
+/// element by element up to k).
+///
+/// # Safety
+/// `item` must describe readable memory as [`dot_rows`] does; for `STAGED`, the tile must be
+/// staged for the k range holding chunk `q`.
+#[inline(always)]
+unsafe fn small_chunk<E: ThinElement, const STAGED: bool>(
+    item: &DotItem,
+    s: u32,
+    q: u32,
+    full: bool,
+    k0: u32,
+) -> [f32; 8] {
+    let v = E::CHUNK;
+    if STAGED {
+        let at = unsafe { shared_f32().add((s * STAGE_K + q * v - k0) as usize) };
+        let mut out = [0.0; 8];
+        // SAFETY: q·v − k0 + v ≤ STAGE_K (the chunk lies in the staged tile), 16-byte aligned.
+        let low = unsafe { read4(at) }.to_array();
+        seq!(e in 0..4 {
+            out[e] = low[e];
+        });
+        if v == 8 {
+            let high = unsafe { read4(at.add(4)) }.to_array();
+            seq!(e in 0..4 {
+                out[4 + e] = high[e];
+            });
+        }
+        return out;
+    }
+    let row = item.small + s as u64 * item.small_ld_bytes;
+    if full {
+        // SAFETY: a whole chunk inside row s, 16-byte aligned (item.vector).
+        E::widen(unsafe { load_cached(row + q as u64 * CHUNK_BYTES as u64) })
+    } else {
+        scalar_chunk::<E>(row, q, item.k)
+    }
+}
+
+/// Chunk `q` of the row at byte address `row` (k elements), element by element, zeros past k.
+#[inline(always)]
+fn scalar_chunk<E: ThinElement>(row: u64, q: u32, k: u32) -> [f32; 8] {
+    let mut out = [0.0; 8];
+    let first = q * E::CHUNK;
+    seq!(e in 0..8 {
+        if e < E::CHUNK && first + e < k {
+            // SAFETY: element first + e < k of a row of k readable elements.
+            out[e] = unsafe { E::load_scalar(row + (first + e) as u64 * E::BYTES as u64) };
+        }
+    });
+    out
+}
+
+/// Adds chunk `q` of the warp's streamed rows (`big`, widened) times chunk `q` of every small
+/// row into `acc[s][r]`.
+///
+/// # Safety
+/// As [`small_chunk`].
+#[inline(always)]
+unsafe fn accumulate<E: ThinElement, const STAGED: bool>(
+    item: &DotItem,
+    q: u32,
+    full: bool,
+    k0: u32,
+    big: &[[f32; 8]; 2],
+    acc: &mut [[f32; 2]; 8],
+) {
+    seq!(s in 0..8 {
+        if s < item.small_count {
+            let small = unsafe { small_chunk::<E, STAGED>(item, s, q, full, k0) };
+            seq!(r in 0..2 {
+                seq!(e in 0..8 {
+                    if e < E::CHUNK {
+                        acc[s][r] = fma(big[r][e], small[e], acc[s][r]);
+                    }
+                });
+            });
+        }
+    });
+}
+
+/// This lane's share of chunks `q_begin..q_end` (of all rows' chunks): chunks
+/// `q_begin + lane + 32·i`. Whole chunks go `DOT_UNROLL` at a time with 16-byte loads when legal; the rest
+/// (the partial last chunk, or everything when vector loads are not legal) one at a time.
+///
+/// # Safety
+/// As [`small_chunk`], for every chunk in the range.
+#[inline(always)]
+unsafe fn lane_chunks<E: ThinElement, const STAGED: bool>(
+    item: &DotItem,
+    q_begin: u32,
+    q_end: u32,
+    k0: u32,
+    lane: u32,
+    acc: &mut [[f32; 2]; 8],
+) {
+    let full_chunks = item.k / E::CHUNK;
+    let full_end = if q_end < full_chunks {
+        q_end
+    } else {
+        full_chunks
+    };
+    let mut q = q_begin + lane;
+    if item.vector {
+        while q + 32 * (DOT_UNROLL - 1) < full_end {
+            // Every load of the group goes out before any is used.
+            let mut raw = [[[0u32; 4]; 4]; 2];
+            seq!(r in 0..2 {
+                if item.valid[r] {
+                    seq!(u in 0..4 {
+                        let at = item.rows[r] + (q + 32 * u) as u64 * CHUNK_BYTES as u64;
+                        // SAFETY: a whole chunk of an existing row, 16-byte aligned.
+                        raw[r][u] = unsafe { load_streamed(at) };
+                    });
+                }
+            });
+            seq!(u in 0..4 {
+                let big = [E::widen(raw[0][u]), E::widen(raw[1][u])];
+                unsafe { accumulate::<E, STAGED>(item, q + 32 * u, true, k0, &big, acc) };
+            });
+            q += 32 * DOT_UNROLL;
+        }
+    }
+    while q < q_end {
+        let full = item.vector && q < full_chunks;
+        let mut big = [[0.0f32; 8]; 2];
+        seq!(r in 0..2 {
+            if item.valid[r] {
+                big[r] = if full {
+                    // SAFETY: a whole chunk of an existing row, 16-byte aligned.
+                    E::widen(unsafe { load_streamed(item.rows[r] + q as u64 * CHUNK_BYTES as u64) })
+                } else {
+                    scalar_chunk::<E>(item.rows[r], q, item.k)
+                };
+            }
+        });
+        unsafe { accumulate::<E, STAGED>(item, q, full, k0, &big, acc) };
+        q += 32;
+    }
+}
+
+/// Stages rows `k0..k0 + STAGE_K` of B `[k, n]` (batch item at byte address `b_item`, rows
+/// `ldb_bytes` apart, n ≤ 8 columns) into shared memory as `[column][k]` f32, zeros past k.
+/// Thread `t` stages k rows `t + 256·p`, every column: 32 consecutive k of one column per warp
+/// store, no bank conflicts; all its loads go out before any store.
+///
+/// # Safety
+/// B must be readable as described; the launch's dynamic shared memory must hold
+/// `STAGED_SHARED_BYTES`, which no thread reads until the barrier that follows.
+#[inline(always)]
+unsafe fn stage_columns<E: ThinElement>(
+    b_item: u64,
+    ldb_bytes: u64,
+    n: u32,
+    k: u32,
+    k0: u32,
+    thread: u32,
+) {
+    let mut values = [[0.0f32; 8]; 4];
+    seq!(p in 0..4 {
+        let kk = k0 + thread + 256 * p;
+        if kk < k {
+            let row = b_item + kk as u64 * ldb_bytes;
+            seq!(j in 0..8 {
+                if j < n {
+                    // SAFETY: element (kk, j) of B, kk < k and j < n.
+                    values[p][j] = unsafe { E::load_scalar(row + j * E::BYTES as u64) };
+                }
+            });
+        }
+    });
+    let tile = shared_f32();
+    seq!(p in 0..4 {
+        seq!(j in 0..8 {
+            if j < n {
+                // SAFETY: j < 8 and thread + 256·p < STAGE_K: inside STAGED_SHARED_BYTES.
+                unsafe { *tile.add((j * STAGE_K + thread + 256 * p) as usize) = values[p][j] };
+            }
+        });
+    });
+}
+
+/// The dot-rows body (see the module documentation): `thin_m` with B `[n, k]` (`KIND`
+/// [`THIN_M_NK`]) and `thin_n` ([`THIN_N_NK`]: B read from global memory; [`THIN_N_KN`]: B
+/// `[k, n]` staged in shared memory).
+///
+/// # Safety
+/// `args` must describe matrices readable (A, B, C when beta ≠ 0) and writable (C) as `E`,
+/// with the shapes, strides and element alignment [`GemmArgs`] defines, the thin dimension at
+/// most [`THIN_MAX`]; the launch must be the module's for the entry.
+#[inline(always)]
+unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
+    let staged = KIND == THIN_N_KN;
+    let thin_m = KIND == THIN_M_NK;
+    let bytes = E::BYTES as u64;
+    let thread = thread_x();
+    let (lane, warp) = (thread % 32, thread / 32);
+    // The streamed ("big") operand and the small one, by family.
+    let (big_count, small_count) = if thin_m {
+        (args.n, args.m)
+    } else {
+        (args.m, args.n)
+    };
+    let (big_base, big_ld, big_stride) = if thin_m {
+        (args.b, args.ldb, args.stride_b)
+    } else {
+        (args.a, args.lda, args.stride_a)
+    };
+    let (small_base, small_ld, small_stride) = if thin_m {
+        (args.a, args.lda, args.stride_a)
+    } else {
+        (args.b, args.ldb, args.stride_b)
+    };
+    let e_bytes = E::BYTES;
+    let vector = rows_aligned(big_base, big_count, big_ld, big_stride, args.batch, e_bytes)
+        && (staged
+            || rows_aligned(
+                small_base,
+                small_count,
+                small_ld,
+                small_stride,
+                args.batch,
+                e_bytes,
+            ));
+    let groups = big_count.div_ceil(DOT_ROWS_PER_BLOCK);
+    let chunks = args.k.div_ceil(E::CHUNK);
+
+    let mut z = block_z();
+    while z < args.batch {
+        // Byte addresses of batch item z (64-bit: z · stride may exceed 2³²).
+        let big_item = big_base + z as u64 * big_stride * bytes;
+        let small_item = small_base + z as u64 * small_stride * bytes;
+        let c_item = args.c + z as u64 * args.stride_c * bytes;
+        let mut group = block_x();
+        while group < groups {
+            // < big_count + 16 ≤ 2³¹ + 15: no wrap.
+            let first = group * DOT_ROWS_PER_BLOCK + warp * DOT_ROWS_PER_WARP;
+            let valid = [first < big_count, first + 1 < big_count];
+            let row = |r: u32| big_item + (first + r) as u64 * big_ld as u64 * bytes;
+            let item = DotItem {
+                rows: [row(0), row(1)],
+                valid,
+                small: small_item,
+                small_ld_bytes: small_ld as u64 * bytes,
+                small_count,
+                k: args.k,
+                vector,
+            };
+            let mut acc = [[0.0f32; 2]; 8];
+            if staged {
+                let mut k0 = 0;
+                while k0 < args.k {
+                    // Every thread is done with the previous tile before it is overwritten.
+                    sync_threads();
+                    // SAFETY: B's batch item z, as this function's contract says.
+                    unsafe {
+                        stage_columns::<E>(
+                            small_item,
+                            item.small_ld_bytes,
+                            args.n,
+                            args.k,
+                            k0,
+                            thread,
+                        )
+                    };
+                    sync_threads();
+                    // k0 < k < 2³¹: the tile's end does not wrap.
+                    let tile_end = if args.k - k0 < STAGE_K {
+                        args.k
+                    } else {
+                        k0 + STAGE_K
+                    };
+                    let (q_begin, q_end) = (k0 / E::CHUNK, tile_end.div_ceil(E::CHUNK));
+                    // SAFETY: the tile holds k0..tile_end, the chunks q_begin..q_end.
+                    unsafe { lane_chunks::<E, true>(&item, q_begin, q_end, k0, lane, &mut acc) };
+                    k0 += STAGE_K;
+                }
+            } else {
+                // SAFETY: the item describes batch item z of the operands.
+                unsafe { lane_chunks::<E, false>(&item, 0, chunks, 0, lane, &mut acc) };
+            }
+            // Lane 2·s + r stores output (s, r): the warp's ≤ 16 outputs in parallel.
+            seq!(s in 0..8 {
+                if s < small_count {
+                    seq!(r in 0..2 {
+                        let sum = warp_sum(acc[s][r]);
+                        if valid[r] && lane == 2 * s + r {
+                            let big_index = first + r;
+                            let (c_row, c_col) = if thin_m { (s, big_index) } else { (big_index, s) };
+                            // SAFETY: c_row < m and c_col < n.
+                            unsafe { store::<E>(args, c_item, c_row, c_col, sum) };
+                        }
+                    });
+                }
+            });
+            group += grid_dim_x();
+        }
+        z += grid_dim_z();
+    }
+}
+
+/// The column-slices body: `thin_m` with B `[k, n]` (see the module documentation).
+///
+/// # Safety
+/// As [`dot_rows`], with `m ≤ THIN_MAX` and [`KN_SHARED_BYTES`] of dynamic shared memory.
+#[inline(always)]
+unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
+    let v = E::CHUNK;
+    let bytes = E::BYTES as u64;
+    let thread = thread_x();
+    let (chunk, slice) = (thread % KN_CHUNKS, thread / KN_CHUNKS);
+    let (lane, warp) = (thread % 32, thread / 32);
+    let (m, n, k) = (args.m, args.n, args.k);
+    let vector = rows_aligned(args.b, k, args.ldb, args.stride_b, args.batch, E::BYTES);
+    let block_columns = KN_CHUNKS * v;
+    let groups = n.div_ceil(block_columns);
+    let ldb_bytes = args.ldb as u64 * bytes;
+    let lda_bytes = args.lda as u64 * bytes;
+    let partials = shared_f32();
+
+    let mut z = block_z();
+    while z < args.batch {
+        let a_item = args.a + z as u64 * args.stride_a * bytes;
+        let b_item = args.b + z as u64 * args.stride_b * bytes;
+        let c_item = args.c + z as u64 * args.stride_c * bytes;
+        let mut group = block_x();
+        while group < groups {
+            // < n + 16 ≤ 2³¹ + 15: no wrap.
+            let first_col = group * block_columns + chunk * v;
+            let whole = vector && first_col + v <= n;
+            // Byte address of this thread's chunk in B's row 0 (read only if first_col < n).
+            let b_chunk = b_item + first_col as u64 * bytes;
+            let mut acc = [[0.0f32; 8]; 8];
+            let mut l = slice;
+            if whole {
+                while l + KN_K_SLICES * (KN_UNROLL - 1) < k {
+                    // Every load of the group goes out before any is used.
+                    let mut raw = [[0u32; 4]; 8];
+                    seq!(u in 0..8 {
+                        let at = b_chunk + (l + KN_K_SLICES * u) as u64 * ldb_bytes;
+                        // SAFETY: a whole, 16-byte-aligned chunk of B's row l + 128·u < k.
+                        raw[u] = unsafe { load_streamed(at) };
+                    });
+                    seq!(u in 0..8 {
+                        let b = E::widen(raw[u]);
+                        unsafe { slice_row::<E>(&mut acc, &b, a_item, lda_bytes, l + KN_K_SLICES * u, m) };
+                    });
+                    l += KN_K_SLICES * KN_UNROLL;
+                }
+            }
+            while l < k {
+                let row = b_chunk + l as u64 * ldb_bytes;
+                let mut b = [0.0f32; 8];
+                if whole {
+                    // SAFETY: as above.
+                    b = E::widen(unsafe { load_streamed(row) });
+                } else {
+                    seq!(e in 0..8 {
+                        if e < v && first_col + e < n {
+                            // SAFETY: element (l, first_col + e) of B.
+                            b[e] = unsafe { E::load_scalar(row + e * bytes) };
+                        }
+                    });
+                }
+                unsafe { slice_row::<E>(&mut acc, &b, a_item, lda_bytes, l, m) };
+                l += KN_K_SLICES;
+            }
+            // The 16 slices of each chunk in this warp (lanes of one parity), then the 8 warps.
+            seq!(i in 0..8 {
+                if i < m {
+                    seq!(e in 0..8 {
+                        if e < v {
+                            seq!(step in 0..4 {
+                                acc[i][e] += shuffle_xor(acc[i][e], 16 >> step);
+                            });
+                            if lane < KN_CHUNKS {
+                                let at = ((warp * KN_CHUNKS + chunk) * THIN_MAX + i) * MAX_CHUNK_ELEMENTS + e;
+                                // SAFETY: inside KN_SHARED_BYTES.
+                                unsafe { *partials.add(at as usize) = acc[i][e] };
+                            }
+                        }
+                    });
+                }
+            });
+            sync_threads();
+            // Thread (c, i, e) finishes element e of chunk c in row i.
+            let (c, i, e) = (
+                thread / (THIN_MAX * MAX_CHUNK_ELEMENTS),
+                thread / MAX_CHUNK_ELEMENTS % THIN_MAX,
+                thread % MAX_CHUNK_ELEMENTS,
+            );
+            let col = group * block_columns + c * v + e;
+            if c < KN_CHUNKS && i < m && e < v && col < n {
+                let mut sum = 0.0f32;
+                seq!(w in 0..8 {
+                    let at = ((w * KN_CHUNKS + c) * THIN_MAX + i) * MAX_CHUNK_ELEMENTS + e;
+                    // SAFETY: inside KN_SHARED_BYTES, written before the barrier.
+                    sum += unsafe { *partials.add(at as usize) };
+                });
+                // SAFETY: i < m and col < n.
+                unsafe { store::<E>(args, c_item, i, col, sum) };
+            }
+            // The partials are read before the next group's are written.
+            sync_threads();
+            group += grid_dim_x();
+        }
+        z += grid_dim_z();
+    }
+}
+
+/// Adds row `l` of B's chunk (`b`, widened) times `A[i, l]` into `acc[i]` for every row i < m
+/// of A (batch item at byte address `a_item`, rows `lda_bytes` apart).
+///
+/// # Safety
+/// `l < k` and A readable as described.
+#[inline(always)]
+unsafe fn slice_row<E: ThinElement>(
+    acc: &mut [[f32; 8]; 8],
+    b: &[f32; 8],
+    a_item: u64,
+    lda_bytes: u64,
+    l: u32,
+    m: u32,
+) {
+    let a_column = a_item + l as u64 * E::BYTES as u64;
+    seq!(i in 0..8 {
+        if i < m {
+            // SAFETY: element (i, l) of A, i < m and l < k.
+            let a = unsafe { E::load_scalar(a_column + i * lda_bytes) };
+            seq!(e in 0..8 {
+                if e < E::CHUNK {
+                    acc[i][e] = fma(a, b[e], acc[i][e]);
+                }
+            });
+        }
+    });
+}
+
+/// One entry point per family, element type and B layout.
+macro_rules! thin_entry {
+    ($name:ident, $what:literal, |$args:ident| $body:expr) => {
+        crate::launch_bounds!(
+            $name,
+            gemm_geometry::thin::THREADS,
+            gemm_geometry::thin::MIN_BLOCKS_PER_SM
+        );
+
+        #[doc = concat!("Thin product, ", $what, ". Launch as the module documentation says.")]
+        ///
+        /// # Safety
+        /// `args` must describe valid device matrices of the entry's element type, as
+        /// [`GemmArgs`] defines them, with the thin dimension at most `THIN_MAX`; the launch
+        /// must use the module's geometry for this entry.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name($args: GemmArgs) {
+            let $args = &$args;
+            // SAFETY: as this entry's contract.
+            unsafe { $body }
+        }
+    };
+}
+
+/// The `thin_n` body for B `[k, n]`: one contiguous column (n = 1, ldb = 1) is read like a row
+/// of B `[n, k]`; otherwise the columns are staged in shared memory.
+///
+/// # Safety
+/// As [`dot_rows`].
+#[inline(always)]
+unsafe fn thin_n_kn<E: ThinElement>(args: &GemmArgs) {
+    if args.n == 1 && args.ldb == 1 {
+        unsafe { dot_rows::<E, THIN_N_NK>(args) }
+    } else {
+        unsafe { dot_rows::<E, THIN_N_KN>(args) }
+    }
+}
+
+thin_entry!(gemm_thin_m_f32_kn, "m ≤ 8, f32, B [k, n]", |args| {
+    column_slices::<f32>(args)
+});
+thin_entry!(gemm_thin_m_f16_kn, "m ≤ 8, fp16, B [k, n]", |args| {
+    column_slices::<F16>(args)
+});
+thin_entry!(gemm_thin_m_bf16_kn, "m ≤ 8, bf16, B [k, n]", |args| {
+    column_slices::<Bf16>(args)
+});
+thin_entry!(gemm_thin_m_f32_nk, "m ≤ 8, f32, B [n, k]", |args| {
+    dot_rows::<f32, THIN_M_NK>(args)
+});
+thin_entry!(gemm_thin_m_f16_nk, "m ≤ 8, fp16, B [n, k]", |args| {
+    dot_rows::<F16, THIN_M_NK>(args)
+});
+thin_entry!(gemm_thin_m_bf16_nk, "m ≤ 8, bf16, B [n, k]", |args| {
+    dot_rows::<Bf16, THIN_M_NK>(args)
+});
+thin_entry!(gemm_thin_n_f32_kn, "n ≤ 8, f32, B [k, n]", |args| {
+    thin_n_kn::<f32>(args)
+});
+thin_entry!(gemm_thin_n_f16_kn, "n ≤ 8, fp16, B [k, n]", |args| {
+    thin_n_kn::<F16>(args)
+});
+thin_entry!(gemm_thin_n_bf16_kn, "n ≤ 8, bf16, B [k, n]", |args| {
+    thin_n_kn::<Bf16>(args)
+});
+thin_entry!(gemm_thin_n_f32_nk, "n ≤ 8, f32, B [n, k]", |args| {
+    dot_rows::<f32, THIN_N_NK>(args)
+});
+thin_entry!(gemm_thin_n_f16_nk, "n ≤ 8, fp16, B [n, k]", |args| {
+    dot_rows::<F16, THIN_N_NK>(args)
+});
+thin_entry!(gemm_thin_n_bf16_nk, "n ≤ 8, bf16, B [n, k]", |args| {
+    dot_rows::<Bf16, THIN_N_NK>(args)
+});
