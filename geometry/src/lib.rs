@@ -10,6 +10,13 @@
 pub mod args;
 pub mod dequant;
 pub mod general;
+pub mod v00;
+pub mod v01;
+pub mod v02;
+pub mod v03;
+pub mod v05;
+pub mod v10;
+pub mod v11;
 pub mod v13;
 pub mod v14;
 pub mod v15;

@@ -17,7 +17,8 @@
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 41.9 TFLOP/s, 80.5% of cuBLAS
 //! (42.3 TFLOP/s, 81.8%, at 8192³).
 //!
-//! Launch: (BLOCK_TILE_M/64)·(BLOCK_TILE_N/32)·32 threads (1-D), grid ⌈m/BM⌉·⌈n/BN⌉ (1-D),
+//! Launch ([`gemm_geometry::v10`]): (BLOCK_TILE_M/64)·(BLOCK_TILE_N/(4·THREAD_TILE_N))·32
+//! threads (1-D; 256 for v10's 128×128×8 tile), grid ⌈m/BLOCK_TILE_M⌉·⌈n/BLOCK_TILE_N⌉ (1-D),
 //! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.
 
 use super::v07_transposed_a::join8;
@@ -28,33 +29,15 @@ use crate::device::{
 use crate::ladder_epilogue::Epilogue;
 use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
+use gemm_geometry::v10::{
+    A_PADDING, LANE_COLS, MIN_BLOCKS_PER_SM, TILE, WARP_TILE_M, stage_floats, threads, warp_tile_n,
+};
 use seq_macro::seq;
 
-/// Rows of C one warp computes.
-pub const WARP_TILE_M: u32 = 64;
-/// Columns of C one warp computes when each lane owns `thread_tile_n` columns (2 or 4
-/// sub-tiles of 4, spaced 16 apart): 4 lane columns × `thread_tile_n`.
-pub const fn warp_tile_n(thread_tile_n: usize) -> u32 {
-    4 * thread_tile_n as u32
-}
-/// Lanes of a warp along columns (8 lane rows × 4 lane columns).
-const LANE_COLS: u32 = 4;
-/// Padding after each row of the transposed A tile, in floats (keeps 16-byte alignment).
-pub const A_PADDING: u32 = 4;
 /// Most float4s one thread stages per operand per step; bounds the register arrays.
 const MAX_LOADS: usize = 4;
 
-/// Threads per block for a `block_tile_m × block_tile_n` block tile.
-pub const fn threads(block_tile_m: u32, block_tile_n: u32, thread_tile_n: usize) -> u32 {
-    (block_tile_m / WARP_TILE_M) * (block_tile_n / warp_tile_n(thread_tile_n)) * 32
-}
-
-/// Floats of shared memory per stage: the padded, transposed A tile, then the B tile.
-pub const fn stage_floats(block_tile_m: u32, block_tile_n: u32, tile_k: u32) -> u32 {
-    tile_k * (block_tile_m + A_PADDING) + tile_k * block_tile_n
-}
-
-crate::launch_bounds!(sgemm_v10_warp_tiling, 256, 2);
+crate::launch_bounds!(sgemm_v10_warp_tiling, TILE.threads(), MIN_BLOCKS_PER_SM);
 
 /// v10: warp-tiled, double-buffered, grouped, 128×128 block tiles 8 deep.
 ///
@@ -70,7 +53,14 @@ pub unsafe extern "ptx-kernel" fn sgemm_v10_warp_tiling(
     n: u32,
     k: u32,
 ) {
-    unsafe { warp_tiled::<128, 128, 8, 8>(a, b, c, m, n, k, &Epilogue::STORE) };
+    unsafe {
+        warp_tiled::<
+            { TILE.block_tile_m },
+            { TILE.block_tile_n },
+            { TILE.tile_k },
+            { TILE.thread_tile_n as usize },
+        >(a, b, c, m, n, k, &Epilogue::STORE)
+    };
 }
 
 /// The warp-tiled GEMM for any block tile whose sides are multiples of the warp tile and whose
@@ -98,21 +88,23 @@ pub unsafe fn warp_tiled<
     k: u32,
     epilogue: &Epilogue,
 ) {
-    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) };
+    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32) };
     let a_loads = const {
-        (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
+        (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32))
+            as usize
     };
     let b_loads = const {
-        (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
+        (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32))
+            as usize
     };
     const {
         assert!(THREAD_TILE_N == 8 || THREAD_TILE_N == 16);
         assert!(
             BLOCK_TILE_M.is_multiple_of(WARP_TILE_M)
-                && BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N))
+                && BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N as u32))
         );
         assert!(TILE_K.is_multiple_of(8));
-        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N);
+        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32);
         assert!(
             (BLOCK_TILE_M * TILE_K).is_multiple_of(4 * t)
                 && (BLOCK_TILE_N * TILE_K).is_multiple_of(4 * t)
@@ -208,10 +200,10 @@ pub unsafe fn warp_tiled<
 #[inline(always)]
 pub fn lane_origin(thread: u32, block_tile_n: u32, thread_tile_n: usize) -> (u32, u32) {
     let (warp, lane) = (thread / 32, thread % 32);
-    let warps_n = block_tile_n / warp_tile_n(thread_tile_n);
+    let warps_n = block_tile_n / warp_tile_n(thread_tile_n as u32);
     (
         (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4,
-        (warp % warps_n) * warp_tile_n(thread_tile_n) + (lane % LANE_COLS) * 4,
+        (warp % warps_n) * warp_tile_n(thread_tile_n as u32) + (lane % LANE_COLS) * 4,
     )
 }
 
