@@ -5,18 +5,16 @@
 
 use rust_gemm::{Activation, BLayout, DType};
 
+/// The library's SplitMix64 (crate-private there, so included as source).
+#[path = "../../src/random.rs"]
+mod random;
+
 /// Deterministic values uniform in [-1, 1) (SplitMix64), different per `seed`.
 pub fn random(len: usize, seed: u64) -> Vec<f64> {
-    let mut state = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37_79B9_7F4A_7C15;
-    (0..len)
-        .map(|_| {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^= z >> 31;
-            (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
+    // The seed scrambled, so that nearby seeds start far apart.
+    let start = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ random::GAMMA;
+    random::stream(start, len)
+        .map(|z| (z >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0)
         .collect()
 }
 
