@@ -68,10 +68,18 @@ fn ladder_rungs_launch_the_threads_their_ptx_declares() {
     }
 }
 
-/// What `gemm-geometry` says a ladder kernel launches: threads per block along x and y, the
-/// block tile (rows, columns) and its dynamic shared memory for a given k; `None` for the
-/// kernels it does not cover.
-fn geometry_of(rung: &Rung, k: usize) -> Option<((u32, u32), (u32, u32), usize)> {
+/// What `gemm-geometry` says a ladder kernel launches.
+struct Geometry {
+    /// Threads per block along x and y.
+    block: (u32, u32),
+    /// The block tile: rows and columns of C.
+    tile: (u32, u32),
+    /// Dynamic shared memory, in bytes, for the k asked.
+    shared_bytes: usize,
+}
+
+/// The geometry of a ladder kernel for a given k; `None` for the kernels it does not cover.
+fn geometry_of(rung: &Rung, k: usize) -> Option<Geometry> {
     use geometry::{v00, v01, v02, v03, v05, v10};
     let warp_tiled = |tile: v10::BlockTile| {
         (
@@ -81,7 +89,7 @@ fn geometry_of(rung: &Rung, k: usize) -> Option<((u32, u32), (u32, u32), usize)>
         )
     };
     let v05_tiles = (v05::BLOCK_TILE_M, v05::BLOCK_TILE_N);
-    Some(match rung.entry {
+    let (block, tile, shared_bytes) = match rung.entry {
         "sgemm_v00_global_memory" => (
             (v00::BLOCK_DIM_X, v00::BLOCK_DIM_Y),
             (v00::BLOCK_TILE_M, v00::BLOCK_TILE_N),
@@ -138,6 +146,11 @@ fn geometry_of(rung: &Rung, k: usize) -> Option<((u32, u32), (u32, u32), usize)>
             geometry::v17::SHARED_BYTES as usize,
         ),
         _ => return None,
+    };
+    Some(Geometry {
+        block,
+        tile,
+        shared_bytes,
     })
 }
 
@@ -173,7 +186,11 @@ fn ladder_rungs_launch_the_geometry_their_kernels_are_built_with() {
     // n and k multiples of 8, as the TMA rungs need; m ragged.
     let shape = GemmShape::new(257, 264, k).unwrap();
     for rung in ladder_kernels() {
-        let (block, tile, shared) = geometry_of(rung, k)
+        let Geometry {
+            block,
+            tile,
+            shared_bytes: shared,
+        } = geometry_of(rung, k)
             .unwrap_or_else(|| panic!("{} ({}): no geometry", rung.name, rung.entry));
         assert_eq!(rung.block_dim, block, "{}: block", rung.name);
         assert_eq!(
