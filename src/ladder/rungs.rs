@@ -487,12 +487,17 @@ pub const V11_CANDIDATES: &[Rung] = &[
         "sgemm_v11_tile_128x128x8_wide",
         geometry::v11::TILE_128X128X8_WIDE,
     ),
-    warp_tiled(
-        "128x128x16w",
-        "128×128 tile, 16 deep, 8×16 per thread",
-        "sgemm_v11_tile_128x128x16_wide",
-        geometry::v11::TILE_128X128X16_WIDE,
-    ),
+    // In the sm_90a module only: ptxas fits this tile's 255 registers without spilling for
+    // sm_90 alone (see kernels-gpu/src/sgemm/v11_autotuned.rs), so other GPUs tune without it.
+    Rung {
+        arch: Arch::Sm90a,
+        ..warp_tiled(
+            "128x128x16w",
+            "128×128 tile, 16 deep, 8×16 per thread",
+            "sgemm_v11_tile_128x128x16_wide",
+            geometry::v11::TILE_128X128X16_WIDE,
+        )
+    },
     warp_tiled(
         "64x128x8w",
         "64×128 tile, 8 deep, 8×16 per thread",

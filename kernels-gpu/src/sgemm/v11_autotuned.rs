@@ -44,6 +44,7 @@ macro_rules! tuned_entry {
                     { $tile.block_tile_n },
                     { $tile.tile_k },
                     { $tile.thread_tile_n as usize },
+                    false,
                 >(a, b, c, m, n, k, &Epilogue::STORE)
             };
         }
@@ -58,6 +59,11 @@ tuned_entry!(sgemm_v11_tile_64x128x8, v11::TILE_64X128X8);
 tuned_entry!(sgemm_v11_tile_64x128x16, v11::TILE_64X128X16);
 tuned_entry!(sgemm_v11_tile_64x64x16, v11::TILE_64X64X16);
 tuned_entry!(sgemm_v11_tile_128x128x8_wide, v11::TILE_128X128X8_WIDE);
+// sm_90a only: 128 accumulators, 32 registers of prefetched float4s and the fragments need all
+// 255 registers a thread may have, and ptxas 13.0 fits them without spilling for sm_90 only
+// (for sm_80 and sm_120 it spills, and any cap below 255 spills everywhere). The portable build
+// leaves this candidate out rather than ship a spilling kernel; it never won a search.
+#[cfg(target_feature = "sm_90a")]
 tuned_entry!(sgemm_v11_tile_128x128x16_wide, v11::TILE_128X128X16_WIDE);
 tuned_entry!(sgemm_v11_tile_64x128x8_wide, v11::TILE_64X128X8_WIDE);
 tuned_entry!(sgemm_v11_tile_256x128x8_wide, v11::TILE_256X128X8_WIDE);

@@ -17,7 +17,7 @@
 //! Launch: as v10 (its tile, [`gemm_geometry::v10::TILE`]), with four more arguments: `alpha`, `beta`, `leaky_slope` and `activation`
 //! (0: none, 1: leaky ReLU).
 
-use super::v10_warp_tiling::warp_tiled;
+use super::v10_warp_tiling::{LOADS_MIDWAY, warp_tiled};
 use crate::ladder_epilogue::Epilogue;
 use gemm_geometry::v10::{MIN_BLOCKS_PER_SM, TILE};
 
@@ -57,6 +57,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v12_fused_epilogue(
             { TILE.block_tile_n },
             { TILE.tile_k },
             { TILE.thread_tile_n as usize },
+            LOADS_MIDWAY,
         >(a, b, c, m, n, k, &epilogue)
     };
 }
