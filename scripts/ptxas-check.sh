@@ -32,18 +32,6 @@ nvcc_version="13.0.88"
 tools="$root/.tools/nvcc"
 portable_archs=(sm_80 sm_86 sm_89 sm_90 sm_120)
 
-# Spills that are known and tolerated for now, as "arch kernel stack-bytes spill-stores
-# spill-loads" with ptxas 13.0's exact numbers: each is reported but does not fail the check;
-# any other spill, or the same kernel spilling a different amount, does. The rungs were tuned
-# on sm_90, where none of them spills; these are ptxas's allocations for other architectures
-# of the same portable PTX. Remove an entry once its kernel is fixed (the script says when one
-# no longer spills).
-tolerated_spills=(
-    "sm_80 sgemm_v11_tile_128x128x16_wide 16 12 52"
-    "sm_120 sgemm_v11_tile_128x128x16_wide 8 4 4"
-    "sm_120 sgemm_v10_warp_tiling 16 12 44"
-)
-
 if [[ -n "${PTXAS:-}" ]]; then
     ptxas="$PTXAS"
 else
@@ -73,7 +61,6 @@ trap 'rm -rf "$scratch"' EXIT
 echo "ptxas-check: $("$ptxas" --version | tail -n 1)"
 bad=0
 columns=()
-tolerated_seen=()
 for ptx in "${args[@]}"; do
     if [[ ! -f "$ptx" ]]; then
         echo "ptxas-check: error: no PTX at $ptx" >&2
@@ -200,31 +187,12 @@ LC_ALL=C sort -t'|' -k2,2 -k1,1 "$scratch/table" | awk -F'|' -v order="${columns
         }
     }'
 
-tolerated() {
-    local entry
-    for entry in "${tolerated_spills[@]}"; do
-        [[ "$entry" == "$*" ]] && return 0
-    done
-    return 1
-}
 while IFS='|' read -r arch name regs smem stack stores loads; do
     if [[ "$stack" != "0" || "$stores" != "0" || "$loads" != "0" ]]; then
-        what="$arch: kernel $name has a ${stack}-byte stack frame, ${stores} bytes of spill stores and ${loads} bytes of spill loads"
-        if tolerated "$arch" "$name" "$stack" "$stores" "$loads"; then
-            echo "ptxas-check: warning (known, tolerated): $what"
-            tolerated_seen+=("$arch $name")
-        else
-            echo "ptxas-check: error: $what" >&2
-            bad=1
-        fi
+        echo "ptxas-check: error: $arch: kernel $name has a ${stack}-byte stack frame, ${stores} bytes of spill stores and ${loads} bytes of spill loads" >&2
+        bad=1
     fi
 done <"$scratch/table"
-for entry in "${tolerated_spills[@]}"; do
-    read -r arch name _ <<<"$entry"
-    if grep -q "^$arch|$name|" "$scratch/table" && [[ " ${tolerated_seen[*]} " != *" $arch $name "* ]]; then
-        echo "ptxas-check: note: $arch: $name no longer spills; remove it from tolerated_spills"
-    fi
-done
 
 # Device functions left as calls (panic paths of core, typically): listed, and held to the same
 # rule, since their frames and spills are paid by the kernels that call them.
@@ -248,9 +216,5 @@ if [[ "$bad" != 0 ]]; then
 fi
 echo
 kernels="$(cut -d'|' -f2 "$scratch/table" | sort -u | wc -l)"
-if [[ ${#tolerated_seen[@]} -eq 0 ]]; then
-    echo "ptxas-check: $kernels kernels over ${#columns[@]} architectures (${columns[*]}): no stack frames, no spills, no performance warnings"
-else
-    echo "ptxas-check: $kernels kernels over ${#columns[@]} architectures (${columns[*]}): no performance warnings, no stack frames or spills but the ${#tolerated_seen[@]} known ones above"
-fi
+echo "ptxas-check: $kernels kernels over ${#columns[@]} architectures (${columns[*]}): no stack frames, no spills, no performance warnings"
 echo "(static shared memory only; dynamic shared memory is set at launch by the host)"

@@ -37,10 +37,10 @@ pub mod error;
 pub mod ladder;
 pub mod ptx;
 pub mod quant;
+#[cfg(any(test, feature = "harness"))]
+mod random;
 pub mod runtime;
 pub mod shape;
-#[cfg(test)]
-mod test_inputs;
 
 #[cfg(feature = "harness")]
 pub mod check;

@@ -24,6 +24,12 @@ fn each_capability_loads_the_module_built_for_it() {
     }
 }
 
+/// Every rung, and every autotune candidate (which may need more than its rung: one of v11's
+/// is built for sm_90a only).
+fn rungs_and_candidates() -> impl Iterator<Item = &'static rust_gemm::Rung> {
+    RUNGS.iter().chain(RUNGS.iter().flat_map(|r| r.candidates))
+}
+
 #[test]
 fn rungs_are_available_where_their_architecture_is_and_refused_with_a_reason_elsewhere() {
     for ((major, minor), target) in DEVICES {
@@ -31,7 +37,7 @@ fn rungs_are_available_where_their_architecture_is_and_refused_with_a_reason_els
             continue;
         };
         assert!(target.is_some());
-        for rung in RUNGS {
+        for rung in rungs_and_candidates() {
             let refusal = rung.unavailable_on((major, minor));
             let in_module = module.has_entry(rung.entry);
             match rung.arch {

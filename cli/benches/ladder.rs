@@ -70,6 +70,10 @@ fn ladder(c: &mut Criterion) {
     });
     // Every kernel: each plain rung, and each candidate of the autotuned rung (`v11/128x64x8`).
     for (label, rung) in all_kernels() {
+        if let Some(reason) = gpu.rung_unavailable(rung) {
+            eprintln!("benches/ladder: skipping {label}: it {reason}");
+            continue;
+        }
         if rung
             .launch(&shape, gpu.info().max_shared_per_block)
             .is_err()

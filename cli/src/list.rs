@@ -18,9 +18,16 @@ pub fn run() {
             rung.entry
         );
         for candidate in rung.candidates {
+            // A candidate built for fewer architectures than its rung says so.
+            let needs = if candidate.arch == rung.arch {
+                String::new()
+            } else {
+                format!("(needs {})", candidate.arch.label())
+            };
             say!(
-                "       candidate {:<28} {}",
+                "       candidate {:<12} {:<15} {}",
                 candidate.name,
+                needs,
                 candidate.entry
             );
         }

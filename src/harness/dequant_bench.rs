@@ -59,13 +59,8 @@ const WARMUP_MS: f64 = 50.0;
 /// ... unless this many launches come first.
 const MAX_WARMUP_LAUNCHES: usize = 2000;
 
-/// SplitMix64: a good 64-bit mix, so each weight's code is a pure function of its position.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
+/// SplitMix64 as a hash, so each weight's code is a pure function of its position.
+use crate::random::splitmix64 as mix;
 
 /// Uniform in [lo, hi) from a hash.
 fn uniform(h: u64, lo: f32, hi: f32) -> f32 {

@@ -76,7 +76,13 @@ impl Autotuner {
             return Ok(rung);
         }
         let key = Self::key(&gpu.info().name, shape);
-        if let Some(choice) = self.cached(rung, &key).filter(|_| !self.force) {
+        // A choice made with another PTX module (`--ptx`) may name a candidate this one lacks.
+        let runnable = |choice: &&'static Rung| gpu.rung_unavailable(choice).is_none();
+        if let Some(choice) = self
+            .cached(rung, &key)
+            .filter(runnable)
+            .filter(|_| !self.force)
+        {
             return Ok(choice);
         }
         *trials = search(gpu, rung.candidates, shape)?;
@@ -116,7 +122,8 @@ impl Autotuner {
     }
 }
 
-/// Times every candidate on random inputs of `shape` (after two warm-up launches each).
+/// Times every candidate on random inputs of `shape` (after two warm-up launches each); a
+/// candidate this GPU or its loaded module cannot run is reported as such, not timed.
 pub fn search(
     gpu: &Gpu,
     candidates: &'static [Rung],
@@ -128,6 +135,13 @@ pub fn search(
     let mut c = gpu.alloc_poisoned(c_len)?;
     let mut trials = Vec::new();
     for candidate in candidates {
+        if let Some(reason) = gpu.rung_unavailable(candidate) {
+            trials.push(Trial {
+                candidate: candidate.name,
+                outcome: Err(format!("it {reason}")),
+            });
+            continue;
+        }
         if let Err(refusal) = candidate.launch(shape, gpu.info().max_shared_per_block) {
             trials.push(Trial {
                 candidate: candidate.name,

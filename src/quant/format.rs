@@ -578,7 +578,7 @@ mod tests {
     #[test]
     fn quantization_error_is_at_most_half_a_step() {
         let (k, n) = (128, 8);
-        let w = crate::test_inputs::random_matrix(k * n, 3);
+        let w = crate::random::random_matrix(k * n, 3);
         for (format, zeros) in [
             (WeightFormat::Signed(4), false),
             (WeightFormat::Signed(8), false),

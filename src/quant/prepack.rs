@@ -365,7 +365,7 @@ fn for_each_chunk_in_parallel(
 mod tests {
     use super::*;
     use crate::quant::format::quantize;
-    use crate::test_inputs::random_matrix;
+    use crate::random::random_matrix;
 
     fn all_formats() -> Vec<WeightFormat> {
         let mut all: Vec<WeightFormat> = (1..=8).map(WeightFormat::Unsigned).collect();

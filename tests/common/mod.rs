@@ -32,7 +32,11 @@ pub fn gemm_on(stream: &Arc<CudaStream>) -> Gemm {
 pub mod fuzz;
 pub mod fuzz_run;
 
-/// SplitMix64: a small, fast, seedable generator, the same on every machine, so that a seed
+/// The library's SplitMix64 (crate-private there, so included as source).
+#[path = "../../src/random.rs"]
+mod random;
+
+/// SplitMix64 (the library's): a small, fast, seedable generator, the same on every machine, so that a seed
 /// printed by a failing test replays the same case.
 #[derive(Clone, Debug)]
 pub struct Rng(u64);
@@ -40,16 +44,14 @@ pub struct Rng(u64);
 impl Rng {
     /// A generator whose sequence depends on every bit of `seed`.
     pub fn new(seed: u64) -> Self {
-        Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x9E37_79B9_7F4A_7C15)
+        Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ random::GAMMA)
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let z = random::splitmix64(self.0);
+        self.0 = self.0.wrapping_add(random::GAMMA);
+        z
     }
 
     /// Uniform in [0, 1).

@@ -1,8 +1,9 @@
 //! The SGEMM ladder: one file per rung, numbered in ladder order.
 //!
 //! Every entry point has the signature `(a, b, c, m, n, k)`: row-major `A` (m×k), `B` (k×n) and
-//! `C` (m×n) in global memory, `C = A·B`. Launch geometry (block shape, grid, shared memory)
-//! lives in the host's table of rungs, next to each rung's requirements.
+//! `C` (m×n) in global memory, `C = A·B`. Launch geometry (block shape, tiles, shared memory) is
+//! written once, in the rung's module of `gemm_geometry` (one shared by the rungs that keep a
+//! shape: v3–v4, v5–v9, v10–v12), which the kernels and the host's table of rungs both read.
 //!
 //! v00–v15 run on every GPU from sm_80 on and are in both PTX builds; v16–v18 use Hopper's
 //! `wgmma` and TMA and exist only in the sm_90a build (see the crate documentation).
@@ -21,8 +22,8 @@
 //!   requirement (e.g. v17's `k`, `n` multiples of 8); its entry's `# Safety` section repeats
 //!   the alignment it assumes.
 //! - **Launch.** Exactly the block shape, grid and at least the dynamic shared memory that the
-//!   rung's module documentation gives under "Launch" (the host's table of rungs holds the same
-//!   numbers): the kernels index tiles from the block and thread indices, use every thread of
+//!   rung's module documentation gives under "Launch" (from `gemm_geometry`, which the host's
+//!   table of rungs launches): the kernels index tiles from the block and thread indices, use every thread of
 //!   a block in barriers and warp- or warpgroup-collective instructions, and address shared
 //!   memory up to the size they assume without checking it.
 //! - **Shape.** `m`, `n`, `k` ≥ 1, small enough that `m·k`, `k·n`, `m·n` fit the allocations;

@@ -10,7 +10,8 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 6.7 TFLOP/s, 13% of cuBLAS (52.0 TFLOP/s).
 //!
-//! Launch: block 32×8 threads, grid ⌈n/32⌉ × ⌈m/8⌉, no shared memory.
+//! Launch: block 32×8 threads, grid ⌈n/32⌉ × ⌈m/8⌉, no shared memory ([`gemm_geometry::v00`];
+//! the kernel reads its block shape at run time).
 
 use crate::device::{at, block_dim_x, block_dim_y, block_x, block_y, fma, thread_x, thread_y};
 

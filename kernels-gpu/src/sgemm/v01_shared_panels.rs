@@ -16,17 +16,13 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 0.06 TFLOP/s, 0.1% of cuBLAS: 100× slower than v0, for the reasons above.
 //!
-//! Launch: block 8×4 threads, grid ⌈n/8⌉ × ⌈m/4⌉, `48·k` bytes of dynamic shared memory.
+//! Launch: block 8×4 threads, grid ⌈n/8⌉ × ⌈m/4⌉, `48·k` bytes of dynamic shared memory
+//! ([`gemm_geometry::v01`]).
 
 use crate::device::{
     at, block_x, block_y, fma, load_or_zero, shared_f32, sync_threads, thread_x, thread_y,
 };
-
-/// Rows of C per block (and rows of the A panel).
-pub const BLOCK_TILE_M: u32 = 4;
-/// Columns of C per block (and columns of the B panel).
-pub const BLOCK_TILE_N: u32 = 8;
-const THREADS: u32 = BLOCK_TILE_M * BLOCK_TILE_N;
+use gemm_geometry::v01::{BLOCK_TILE_M, BLOCK_TILE_N, THREADS};
 
 /// v1: `C = A·B` with the block's full A and B panels staged in shared memory.
 ///

@@ -14,14 +14,13 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 8.6 TFLOP/s, 17% of cuBLAS.
 //!
-//! Launch: block 32×32 threads, grid ⌈n/32⌉ × ⌈m/32⌉, 8 KiB of dynamic shared memory.
+//! Launch: block 32×32 threads, grid ⌈n/32⌉ × ⌈m/32⌉, 8 KiB of dynamic shared memory
+//! ([`gemm_geometry::v02`]).
 
 use crate::device::{
     at, block_x, block_y, fma, load_or_zero, shared_f32, sync_threads, thread_x, thread_y,
 };
-
-/// Side of the square tiles of A, B and C a block handles (and of the thread block).
-pub const TILE: u32 = 32;
+use gemm_geometry::v02::TILE;
 
 /// v2: `C = A·B` with 32×32 shared-memory tiles stepping along k.
 ///

@@ -14,22 +14,16 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 23.4 TFLOP/s, 45% of cuBLAS.
 //!
-//! Launch: block 16×16 threads, grid ⌈n/64⌉ × ⌈m/64⌉, 8 KiB of dynamic shared memory.
+//! Launch: block 16×16 threads, grid ⌈n/64⌉ × ⌈m/64⌉, 8 KiB of dynamic shared memory
+//! ([`gemm_geometry::v03`]).
 
 use crate::device::{
     at, block_x, block_y, fma, load_or_zero, shared_f32, sync_threads, thread_x, thread_y,
 };
+pub use gemm_geometry::v03::{BLOCK_TILE_M, BLOCK_TILE_N, THREADS_PER_SIDE, TILE_K};
 
-/// Rows of C per block.
-pub const BLOCK_TILE_M: u32 = 64;
-/// Columns of C per block.
-pub const BLOCK_TILE_N: u32 = 64;
-/// Depth of the A and B tiles staged per step along k.
-pub const TILE_K: u32 = 16;
-/// Threads along x and along y of the block.
-pub const THREADS_PER_SIDE: u32 = 16;
-/// Each thread computes `THREAD_TILE × THREAD_TILE` outputs.
-pub const THREAD_TILE: usize = (BLOCK_TILE_M / THREADS_PER_SIDE) as usize;
+/// Each thread computes `THREAD_TILE × THREAD_TILE` outputs (as an array length).
+pub const THREAD_TILE: usize = gemm_geometry::v03::THREAD_TILE as usize;
 
 /// v3: `C = A·B`, 64×64 block tiles, a strided 4×4 tile of C per thread.
 ///
@@ -81,7 +75,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v03_thread_tile(
 /// # Safety
 /// Called from a ladder entry that upholds [the ladder's launch
 /// contract](crate::sgemm#the-ladders-launch-contract): `a_tile` and `b_tile` must point to the
-/// staged 64×8 and 8×64 tiles in shared memory, written before a barrier; `tx`, `ty` < 16.
+/// staged 64×16 and 16×64 tiles in shared memory, written before a barrier; `tx`, `ty` < 16.
 #[inline(always)]
 pub unsafe fn accumulate_tile(
     acc: &mut [[f32; THREAD_TILE]; THREAD_TILE],

@@ -19,25 +19,19 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 18.9 TFLOP/s, 36% of cuBLAS: *slower* than v4, see below.
 //!
-//! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 8 KiB of dynamic shared memory.
+//! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 8 KiB of dynamic shared memory
+//! ([`gemm_geometry::v05`]).
 
 use crate::device::{
     at, block_x, block_y, load4_or_zero, outer_product, shared_f32, store4_or_partial,
     sync_threads, thread_x, write4,
 };
 use core::simd::f32x4;
+pub use gemm_geometry::v05::{BLOCK_TILE_M, BLOCK_TILE_N, TILE_K};
 use seq_macro::seq;
 
-/// Rows of C per block.
-pub const BLOCK_TILE_M: u32 = 128;
-/// Columns of C per block.
-pub const BLOCK_TILE_N: u32 = 128;
-/// Depth of the A and B tiles staged per step along k.
-pub const TILE_K: u32 = 8;
-/// Rows and columns of each thread's micro-tile.
-pub const THREAD_TILE: usize = 8;
-/// Threads per block; 16×16 threads of 8×8 outputs cover the 128×128 tile.
-pub const THREADS: u32 = 256;
+/// Rows and columns of each thread's micro-tile (as an array length).
+pub const THREAD_TILE: usize = gemm_geometry::v05::THREAD_TILE as usize;
 const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 
 /// A thread's 8×8 block of accumulators.

@@ -16,7 +16,8 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 36.1 TFLOP/s, 69% of cuBLAS.
 //!
-//! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 8 KiB of dynamic shared memory.
+//! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 8 KiB of dynamic shared memory
+//! ([`gemm_geometry::v05`]).
 
 use super::v05_register_blocking::{
     BLOCK_TILE_M, BLOCK_TILE_N, MicroTile, THREAD_TILE, TILE_K, store_micro_tile,

@@ -12,7 +12,8 @@
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 38.6 TFLOP/s, 74% of cuBLAS.
 //!
-//! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 16 KiB of dynamic shared memory.
+//! Launch: 256 threads (1-D), grid ⌈n/128⌉ × ⌈m/128⌉, 16 KiB of dynamic shared memory
+//! ([`gemm_geometry::v05`]).
 
 use super::v05_register_blocking::{
     BLOCK_TILE_M, BLOCK_TILE_N, MicroTile, THREAD_TILE, TILE_K, store_micro_tile,
@@ -22,7 +23,7 @@ use crate::device::{block_x, block_y, shared_f32, sync_threads, thread_x};
 
 const THREADS_PER_ROW: u32 = BLOCK_TILE_N / THREAD_TILE as u32;
 /// Floats in one pair of tiles (A transposed, then B).
-pub const STAGE_FLOATS: usize = ((BLOCK_TILE_M + BLOCK_TILE_N) * TILE_K) as usize;
+const STAGE_FLOATS: usize = gemm_geometry::v05::STAGE_FLOATS as usize;
 
 /// v8: v7 with two shared-memory stages, the next step's loads overlapping this step's math.
 ///

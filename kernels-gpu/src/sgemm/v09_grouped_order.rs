@@ -24,7 +24,8 @@
 //! The order itself, [`grouped_tile`], lives in [`crate::tile_order`] (re-exported here), since
 //! every later rung uses it too.
 //!
-//! Launch: 256 threads (1-D), grid ⌈m/128⌉·⌈n/128⌉ (1-D), 16 KiB of dynamic shared memory.
+//! Launch: 256 threads (1-D), grid ⌈m/128⌉·⌈n/128⌉ (1-D), 16 KiB of dynamic shared memory
+//! ([`gemm_geometry::v05`]).
 
 use super::v05_register_blocking::{BLOCK_TILE_M, BLOCK_TILE_N};
 use super::v08_double_buffering::double_buffered;

@@ -17,7 +17,8 @@
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 41.9 TFLOP/s, 80.5% of cuBLAS
 //! (42.3 TFLOP/s, 81.8%, at 8192³).
 //!
-//! Launch: (BLOCK_TILE_M/64)·(BLOCK_TILE_N/32)·32 threads (1-D), grid ⌈m/BM⌉·⌈n/BN⌉ (1-D),
+//! Launch ([`gemm_geometry::v10`]): (BLOCK_TILE_M/64)·(BLOCK_TILE_N/(4·THREAD_TILE_N))·32
+//! threads (1-D; 256 for v10's 128×128×8 tile), grid ⌈m/BLOCK_TILE_M⌉·⌈n/BLOCK_TILE_N⌉ (1-D),
 //! `2·TILE_K·(BLOCK_TILE_M + 4 + BLOCK_TILE_N)·4` bytes of dynamic shared memory.
 
 use super::v07_transposed_a::join8;
@@ -28,33 +29,23 @@ use crate::device::{
 use crate::ladder_epilogue::Epilogue;
 use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
+use gemm_geometry::v10::{
+    A_PADDING, LANE_COLS, MIN_BLOCKS_PER_SM, TILE, WARP_TILE_M, stage_floats, threads, warp_tile_n,
+};
 use seq_macro::seq;
 
-/// Rows of C one warp computes.
-pub const WARP_TILE_M: u32 = 64;
-/// Columns of C one warp computes when each lane owns `thread_tile_n` columns (2 or 4
-/// sub-tiles of 4, spaced 16 apart): 4 lane columns × `thread_tile_n`.
-pub const fn warp_tile_n(thread_tile_n: usize) -> u32 {
-    4 * thread_tile_n as u32
-}
-/// Lanes of a warp along columns (8 lane rows × 4 lane columns).
-const LANE_COLS: u32 = 4;
-/// Padding after each row of the transposed A tile, in floats (keeps 16-byte alignment).
-pub const A_PADDING: u32 = 4;
 /// Most float4s one thread stages per operand per step; bounds the register arrays.
 const MAX_LOADS: usize = 4;
 
-/// Threads per block for a `block_tile_m × block_tile_n` block tile.
-pub const fn threads(block_tile_m: u32, block_tile_n: u32, thread_tile_n: usize) -> u32 {
-    (block_tile_m / WARP_TILE_M) * (block_tile_n / warp_tile_n(thread_tile_n)) * 32
-}
+/// Whether v10's tile (and v12's) issues the next stage's global loads halfway through a
+/// stage's k steps rather than before them ([`warp_tiled`]'s `LOADS_MIDWAY`). Not on sm_90a,
+/// the build the ladder was measured with. In the portable build, yes: issued first, ptxas
+/// 13.0 for sm_120 cannot fit the kernel into the 128 registers that 2 blocks of 256 threads per
+/// SM leave (it spills 12 bytes); issued midway, it fits on every architecture of that build
+/// without spilling, and the loads still have 4 k steps (256 fmas per lane) to arrive in.
+pub const LOADS_MIDWAY: bool = cfg!(not(target_feature = "sm_90a"));
 
-/// Floats of shared memory per stage: the padded, transposed A tile, then the B tile.
-pub const fn stage_floats(block_tile_m: u32, block_tile_n: u32, tile_k: u32) -> u32 {
-    tile_k * (block_tile_m + A_PADDING) + tile_k * block_tile_n
-}
-
-crate::launch_bounds!(sgemm_v10_warp_tiling, 256, 2);
+crate::launch_bounds!(sgemm_v10_warp_tiling, TILE.threads(), MIN_BLOCKS_PER_SM);
 
 /// v10: warp-tiled, double-buffered, grouped, 128×128 block tiles 8 deep.
 ///
@@ -70,12 +61,22 @@ pub unsafe extern "ptx-kernel" fn sgemm_v10_warp_tiling(
     n: u32,
     k: u32,
 ) {
-    unsafe { warp_tiled::<128, 128, 8, 8>(a, b, c, m, n, k, &Epilogue::STORE) };
+    unsafe {
+        warp_tiled::<
+            { TILE.block_tile_m },
+            { TILE.block_tile_n },
+            { TILE.tile_k },
+            { TILE.thread_tile_n as usize },
+            LOADS_MIDWAY,
+        >(a, b, c, m, n, k, &Epilogue::STORE)
+    };
 }
 
 /// The warp-tiled GEMM for any block tile whose sides are multiples of the warp tile and whose
 /// depth is a multiple of 8, as long as each thread stages at most 4 float4s per operand. Each
-/// lane owns 8 rows × `THREAD_TILE_N` columns (8 or 16) of C.
+/// lane owns 8 rows × `THREAD_TILE_N` columns (8 or 16) of C. The next stage's global loads
+/// are issued before the stage's k steps, or, with `LOADS_MIDWAY`, after the first half of them
+/// (fewer registers live at once, less time to hide the loads' latency).
 ///
 /// # Safety
 /// Called from a ladder entry that upholds [the ladder's launch
@@ -89,6 +90,7 @@ pub unsafe fn warp_tiled<
     const BLOCK_TILE_N: u32,
     const TILE_K: u32,
     const THREAD_TILE_N: usize,
+    const LOADS_MIDWAY: bool,
 >(
     a: *const f32,
     b: *const f32,
@@ -98,21 +100,24 @@ pub unsafe fn warp_tiled<
     k: u32,
     epilogue: &Epilogue,
 ) {
-    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) };
+    let block_threads = const { threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32) };
     let a_loads = const {
-        (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
+        (BLOCK_TILE_M * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32))
+            as usize
     };
     let b_loads = const {
-        (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N)) as usize
+        (BLOCK_TILE_N * TILE_K / 4 / threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32))
+            as usize
     };
     const {
         assert!(THREAD_TILE_N == 8 || THREAD_TILE_N == 16);
         assert!(
             BLOCK_TILE_M.is_multiple_of(WARP_TILE_M)
-                && BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N))
+                && BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N as u32))
         );
         assert!(TILE_K.is_multiple_of(8));
-        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N);
+        assert!(!LOADS_MIDWAY || (TILE_K / 2).is_multiple_of(4));
+        let t = threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32);
         assert!(
             (BLOCK_TILE_M * TILE_K).is_multiple_of(4 * t)
                 && (BLOCK_TILE_N * TILE_K).is_multiple_of(4 * t)
@@ -178,20 +183,44 @@ pub unsafe fn warp_tiled<
     let steps = k.div_ceil(TILE_K);
     for step in 0..steps {
         let has_next = step + 1 < steps;
+        if LOADS_MIDWAY {
+            let (a_tile, b_tile) = stage(step % 2);
+            let mut kk = 0;
+            while kk < TILE_K / 2 {
+                unsafe {
+                    multiply_steps::<BLOCK_TILE_N, THREAD_TILE_N, 4>(
+                        &mut acc, a_tile, b_tile, a_stride, kk, row0, col0,
+                    )
+                };
+                kk += 4;
+            }
+        }
         let next = if has_next {
             Some(fetch((step + 1) * TILE_K))
         } else {
             None
         };
         let (a_tile, b_tile) = stage(step % 2);
-        let mut kk = 0;
-        while kk < TILE_K {
-            unsafe {
-                multiply_eight::<BLOCK_TILE_N, THREAD_TILE_N>(
-                    &mut acc, a_tile, b_tile, a_stride, kk, row0, col0,
-                )
-            };
-            kk += 8;
+        if LOADS_MIDWAY {
+            let mut kk = TILE_K / 2;
+            while kk < TILE_K {
+                unsafe {
+                    multiply_steps::<BLOCK_TILE_N, THREAD_TILE_N, 4>(
+                        &mut acc, a_tile, b_tile, a_stride, kk, row0, col0,
+                    )
+                };
+                kk += 4;
+            }
+        } else {
+            let mut kk = 0;
+            while kk < TILE_K {
+                unsafe {
+                    multiply_eight::<BLOCK_TILE_N, THREAD_TILE_N>(
+                        &mut acc, a_tile, b_tile, a_stride, kk, row0, col0,
+                    )
+                };
+                kk += 8;
+            }
         }
         if let Some(fetched) = next {
             stash(fetched, (step + 1) % 2);
@@ -208,22 +237,18 @@ pub unsafe fn warp_tiled<
 #[inline(always)]
 pub fn lane_origin(thread: u32, block_tile_n: u32, thread_tile_n: usize) -> (u32, u32) {
     let (warp, lane) = (thread / 32, thread % 32);
-    let warps_n = block_tile_n / warp_tile_n(thread_tile_n);
+    let warps_n = block_tile_n / warp_tile_n(thread_tile_n as u32);
     (
         (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4,
-        (warp % warps_n) * warp_tile_n(thread_tile_n) + (lane % LANE_COLS) * 4,
+        (warp % warps_n) * warp_tile_n(thread_tile_n as u32) + (lane % LANE_COLS) * 4,
     )
 }
 
-/// Eight steps of k (`kk..kk + 8`) of a lane's outer products from one staged pair of tiles:
-/// per step, 2 vector reads of the transposed A tile (rows `row0..+4` and `row0 + 32..+4`),
-/// `THREAD_TILE_N / 4` of the B tile (columns `col0 + 16·s..+4`), and `8 × THREAD_TILE_N` fmas.
+/// Eight steps of k (`kk..kk + 8`) of a lane's outer products: [`multiply_steps`] with 8.
 /// Shared by v13, which changes only how the tiles get into shared memory.
 ///
 /// # Safety
-/// `a_tile` (transposed, rows of `a_stride` floats) and `b_tile` (rows of `BLOCK_TILE_N` floats)
-/// must be 16-byte-aligned staged tiles in shared memory, written before a barrier, holding k steps
-/// `kk..kk + 8` and the rows/columns `row0`, `col0` reach.
+/// As [`multiply_steps`], for k steps `kk..kk + 8`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub unsafe fn multiply_eight<const BLOCK_TILE_N: u32, const THREAD_TILE_N: usize>(
@@ -235,8 +260,43 @@ pub unsafe fn multiply_eight<const BLOCK_TILE_N: u32, const THREAD_TILE_N: usize
     row0: u32,
     col0: u32,
 ) {
-    let sub_tiles_n = const { THREAD_TILE_N / 4 };
+    unsafe {
+        multiply_steps::<BLOCK_TILE_N, THREAD_TILE_N, 8>(
+            acc, a_tile, b_tile, a_stride, kk, row0, col0,
+        )
+    };
+}
+
+/// `STEPS` steps of k (`kk..kk + STEPS`, at most 8) of a lane's outer products from one staged
+/// pair of tiles: per step, 2 vector reads of the transposed A tile (rows `row0..+4` and
+/// `row0 + 32..+4`), `THREAD_TILE_N / 4` of the B tile (columns `col0 + 16·s..+4`), and
+/// `8 × THREAD_TILE_N` fmas.
+///
+/// # Safety
+/// `a_tile` (transposed, rows of `a_stride` floats) and `b_tile` (rows of `BLOCK_TILE_N` floats)
+/// must be 16-byte-aligned staged tiles in shared memory, written before a barrier, holding k steps
+/// `kk..kk + STEPS` and the rows/columns `row0`, `col0` reach.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn multiply_steps<
+    const BLOCK_TILE_N: u32,
+    const THREAD_TILE_N: usize,
+    const STEPS: u32,
+>(
+    acc: &mut [[f32; THREAD_TILE_N]; 8],
+    a_tile: *const f32,
+    b_tile: *const f32,
+    a_stride: u32,
+    kk: u32,
+    row0: u32,
+    col0: u32,
+) {
+    let sub_tiles_n = const {
+        assert!(STEPS <= 8);
+        THREAD_TILE_N / 4
+    };
     seq!(u in 0..8 {
+        if u < STEPS {
         let a_row = unsafe { a_tile.add(at(kk + u, row0, a_stride)) };
         let b_row = unsafe { b_tile.add(at(kk + u, col0, BLOCK_TILE_N)) };
         let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(32))) };
@@ -248,6 +308,7 @@ pub unsafe fn multiply_eight<const BLOCK_TILE_N: u32, const THREAD_TILE_N: usize
             }
         });
         outer_product(acc, &a_frag, &b_frag);
+        }
     });
 }
 

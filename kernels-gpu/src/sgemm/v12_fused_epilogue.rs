@@ -14,13 +14,14 @@
 //! costs nothing measurable. `tests/gpu_epilogue.rs` checks other epilogues (scaling, beta·C,
 //! leaky ReLU) against the CPU reference at aligned and ragged shapes.
 //!
-//! Launch: as v10, with four more arguments: `alpha`, `beta`, `leaky_slope` and `activation`
+//! Launch: as v10 (its tile, [`gemm_geometry::v10::TILE`]), with four more arguments: `alpha`, `beta`, `leaky_slope` and `activation`
 //! (0: none, 1: leaky ReLU).
 
-use super::v10_warp_tiling::warp_tiled;
+use super::v10_warp_tiling::{LOADS_MIDWAY, warp_tiled};
 use crate::ladder_epilogue::Epilogue;
+use gemm_geometry::v10::{MIN_BLOCKS_PER_SM, TILE};
 
-crate::launch_bounds!(sgemm_v12_fused_epilogue, 256, 2);
+crate::launch_bounds!(sgemm_v12_fused_epilogue, TILE.threads(), MIN_BLOCKS_PER_SM);
 
 /// v12: `C = activation(alpha·A·B + beta·C)` with v10's 128×128×8 warp-tiled kernel.
 ///
@@ -50,5 +51,13 @@ pub unsafe extern "ptx-kernel" fn sgemm_v12_fused_epilogue(
             None
         },
     };
-    unsafe { warp_tiled::<128, 128, 8, 8>(a, b, c, m, n, k, &epilogue) };
+    unsafe {
+        warp_tiled::<
+            { TILE.block_tile_m },
+            { TILE.block_tile_n },
+            { TILE.tile_k },
+            { TILE.thread_tile_n as usize },
+            LOADS_MIDWAY,
+        >(a, b, c, m, n, k, &epilogue)
+    };
 }

@@ -59,9 +59,7 @@
 //! item) from the arguments; elsewhere 4-byte copies and stores, so any leading dimension and
 //! any 4-byte aligned base work.
 
-use super::v10_warp_tiling::{
-    A_PADDING, lane_origin, multiply_eight, store_warp_tile, threads, warp_tile_n,
-};
+use super::v10_warp_tiling::{lane_origin, multiply_eight, store_warp_tile};
 use crate::device::{
     block_z, byte_offset, commit_async_copies, copy_async_4_if, copy_async_16_if, grid_dim_z,
     shared_address, shared_f32, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
@@ -73,6 +71,7 @@ use crate::pipeline::StageRing;
 use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
+use gemm_geometry::v10::{A_PADDING, threads, warp_tile_n};
 use gemm_geometry::v13::{
     A_STRIDE, B_STRIDE_KN, B_STRIDE_NK, BLOCK_TILE_M, BLOCK_TILE_N, MIN_BLOCKS_PER_SM,
     STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, TRANSPOSED_PADDING,
@@ -86,7 +85,7 @@ type Accumulators = [[f32; THREAD_TILE_N]; 8];
 
 // The geometry crate's numbers are the ones v10's compute and copies are written for.
 const _: () = {
-    assert!(threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N) == THREADS);
+    assert!(threads(BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32) == THREADS);
     assert!(TRANSPOSED_PADDING == A_PADDING && gemm_geometry::v13::THREAD_TILE_M == 8);
     assert!(STAGES >= 2 && STAGES <= 4 && TILE_K.is_multiple_of(8) && TILE_K <= 32);
     assert!(THREADS.is_multiple_of(BLOCK_TILE_N / 4));
@@ -97,7 +96,7 @@ const _: () = {
     // 16-byte copies of B stored [k, n]: at most 4 per thread.
     assert!((BLOCK_TILE_N * TILE_K / 4).is_multiple_of(THREADS));
     assert!(BLOCK_TILE_N * TILE_K / 4 / THREADS <= 4);
-    assert!(BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N)));
+    assert!(BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N as u32)));
     // Every row of a tile, and each stage, starts on a 16-byte boundary (16-byte copies and
     // the float4 reads of `multiply_eight`).
     assert!(A_STRIDE.is_multiple_of(4) && B_STRIDE_KN.is_multiple_of(4));
