@@ -6,14 +6,14 @@
 //!
 //! Two bodies, whose numbers live in [`gemm_geometry::thin`] (the host reads them too):
 //!
-//! * [`dot_rows`]: the streamed operand's rows are contiguous along k (`thin_m` with B
+//! * `dot_rows`: the streamed operand's rows are contiguous along k (`thin_m` with B
 //!   `[n, k]`: B's rows; `thin_n`: A's rows). A warp owns [`DOT_ROWS_PER_WARP`] of them, its
 //!   lanes read consecutive 16-byte chunks ([`DOT_UNROLL`] per row in flight) and each lane
 //!   accumulates all (at most 8) dot products of its chunks with the small operand's rows; a
 //!   butterfly of warp shuffles sums the lanes in a fixed order. For `thin_n` with B `[k, n]`,
 //!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
 //!   time in shared memory, transposed to `[column][k]` f32 (zeros past k).
-//! * [`column_slices`]: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
+//! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] 16-byte column chunks and all of k; thread `t` reads chunk `t % 2` of
 //!   rows `t / 2 + 128·s` ([`KN_UNROLL`] rows in flight), so a warp load covers 16 rows × 32
 //!   bytes. The 128 slices' partial sums are reduced by shuffles within each warp, then across
