@@ -2,7 +2,7 @@
 //! timed against cuBLAS fp16; its records are merged into the report folder's results.json
 //! as each weight case finishes.
 
-use crate::folder::ReportFolder;
+use crate::folder::{ReportFolder, merged};
 use crate::options::{PtxChoice, ReportDir, Timing, command_line, seed_or_random};
 use crate::output::{self, say};
 use anyhow::{Context, Result, bail};
@@ -14,7 +14,6 @@ use rust_gemm::quant::fast::Path as DequantKernel;
 use rust_gemm::quant::format::WeightFormat;
 use rust_gemm::quant::prepack::check_group;
 use rust_gemm::{GemmError, GemmShape};
-use std::collections::HashSet;
 
 /// The dequant GEMM (fp16 activations × low-bit weights): verifies and times the fast
 /// kernels against cuBLAS fp16 at the same shape, and adds the records to
@@ -189,25 +188,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
             )
         })
         .collect();
-    if !failed.is_empty() {
-        output::error(format_args!(
-            "sgemm-ladder: verification FAILED for {}",
-            failed.join(", ")
-        ));
-    }
-    Ok(failed.is_empty())
-}
-
-/// The folder's `earlier` records with `new` ones added, replacing earlier records of the
-/// same kernel, format, group and shape.
-fn merged(earlier: &[Record], new: &[Record]) -> Vec<Record> {
-    let keys: HashSet<_> = new.iter().map(Record::key).collect();
-    earlier
-        .iter()
-        .filter(|r| !keys.contains(&r.key()))
-        .chain(new)
-        .cloned()
-        .collect()
+    Ok(output::verification_passed(&failed))
 }
 
 /// The cases of `--format`, `--group`, `--zero-points`, `--m`, `--k` and `--n`, checked; an

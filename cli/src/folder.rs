@@ -78,6 +78,18 @@ impl ReportFolder {
     }
 }
 
+/// The folder's `earlier` records with `new` ones added, replacing the earlier records of the
+/// same key ([`Record::key`]: kernel, shape and what else tells two measurements apart).
+pub fn merged(earlier: &[Record], new: &[Record]) -> Vec<Record> {
+    let keys: std::collections::HashSet<_> = new.iter().map(Record::key).collect();
+    earlier
+        .iter()
+        .filter(|r| !keys.contains(&r.key()))
+        .chain(new)
+        .cloned()
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,3 +48,15 @@ macro_rules! say {
 }
 
 pub(crate) use say;
+
+/// Reports the cases that failed verification (one line on stderr, none if all passed) and
+/// returns whether every case passed.
+pub fn verification_passed(failed: &[String]) -> bool {
+    if !failed.is_empty() {
+        error(format_args!(
+            "sgemm-ladder: verification FAILED for {}",
+            failed.join(", ")
+        ));
+    }
+    failed.is_empty()
+}

@@ -161,13 +161,7 @@ pub fn run(args: RunArgs) -> Result<bool> {
         .filter(|r| r.failed())
         .map(|r| format!("{} at {}×{}×{}", r.rung, r.m, r.n, r.k))
         .collect();
-    if !failed.is_empty() {
-        output::error(format_args!(
-            "sgemm-ladder: verification FAILED for {}",
-            failed.join(", ")
-        ));
-    }
-    Ok(failed.is_empty())
+    Ok(output::verification_passed(&failed))
 }
 
 /// Prints the autotuner's search: each candidate's time, the fastest marked.

@@ -2,7 +2,7 @@
 //! cuBLAS in the same precision and B layout, each case verified and timed in the same run; the
 //! records are merged into the report folder's results.json as each shape finishes.
 
-use crate::folder::ReportFolder;
+use crate::folder::{ReportFolder, merged};
 use crate::options::{ReportDir, Timing, command_line, seed_or_random};
 use crate::output::{self, say};
 use anyhow::{Context, Result, bail};
@@ -13,7 +13,6 @@ use rust_gemm::harness::report::Record;
 use rust_gemm::harness::suite::{SuiteShape, groups, parse_suite};
 use rust_gemm::harness::suite_bench::{SuiteBench, SuiteOptions};
 use rust_gemm::harness::suite_report::{SUITE_PLOT, case_label, summary_text};
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 /// The suite `shapes` runs unless `--suite` names another file.
@@ -239,13 +238,7 @@ pub fn run(args: ShapesArgs) -> Result<bool> {
         .filter(|r| r.failed())
         .map(|r| format!("{} {}", r.precision, case_label(r)))
         .collect();
-    if !failed.is_empty() {
-        output::error(format_args!(
-            "sgemm-ladder: verification FAILED for {}",
-            failed.join(", ")
-        ));
-    }
-    Ok(failed.is_empty())
+    Ok(output::verification_passed(&failed))
 }
 
 /// One finished case, for the progress lines.
@@ -279,18 +272,6 @@ fn progress_line(r: &Record) -> String {
         r.rel_error.unwrap_or(f64::NAN),
         r.verdict()
     )
-}
-
-/// The folder's `earlier` records with `new` ones added, replacing earlier records of the
-/// same shape (by name), precision and layout.
-fn merged(earlier: &[Record], new: &[Record]) -> Vec<Record> {
-    let keys: HashSet<_> = new.iter().map(Record::key).collect();
-    earlier
-        .iter()
-        .filter(|r| !keys.contains(&r.key()))
-        .chain(new)
-        .cloned()
-        .collect()
 }
 
 /// The shapes `--group`, `--filter`, `--max-flops` and `--layout` select, each with its
@@ -382,6 +363,7 @@ fn in_group_words(args: &ShapesArgs) -> String {
 mod tests {
     use super::*;
     use clap::Parser;
+    use std::collections::HashSet;
 
     #[derive(Parser)]
     struct Wrapper {
