@@ -360,7 +360,7 @@ pub fn dequant_text_table(records: &[Record]) -> String {
 
 /// `headers` and `rows` as plain text, each column padded to its widest cell, with a rule of
 /// dashes under the headers.
-fn aligned_table<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> String {
+pub(crate) fn aligned_table<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> String {
     let mut widths = headers.map(|h| h.chars().count());
     for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -384,7 +384,7 @@ fn aligned_table<const N: usize>(headers: &[&str; N], rows: &[[String; N]]) -> S
 }
 
 /// `headers` and `rows` as a GitHub Markdown table.
-fn markdown_rows<const N: usize>(
+pub(crate) fn markdown_rows<const N: usize>(
     headers: &[&str; N],
     rows: impl Iterator<Item = [String; N]>,
 ) -> String {

@@ -2,7 +2,7 @@
 //! cuBLAS and the worst shape, the memory-bound shapes against the copy bandwidth, and the table
 //! of every case (plain text and Markdown).
 
-use crate::harness::report::Record;
+use crate::harness::report::{Record, aligned_table, markdown_rows};
 use std::fmt::Write as _;
 
 /// File name of the shape suite's plot in a report folder.
@@ -237,26 +237,7 @@ fn ordered(records: &[Record]) -> Vec<&Record> {
 /// Every suite case as an aligned plain-text table, then the summaries.
 pub fn suite_text_table(records: &[Record]) -> String {
     let rows: Vec<[String; 12]> = ordered(records).into_iter().map(cells).collect();
-    let mut widths = HEADERS.map(|h| h.chars().count());
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        padded.join("  ").trim_end().to_string() + "\n"
-    };
-    let mut out = line(&HEADERS.map(String::from));
-    out += &line(&widths.map(|w| "-".repeat(w)));
-    for row in &rows {
-        out += &line(row);
-    }
-    out + "\n" + &summary_text(records)
+    aligned_table(&HEADERS, &rows) + "\n" + &summary_text(records)
 }
 
 /// The shape suite's section of results.md: how it was measured, the summary per precision,
@@ -325,18 +306,15 @@ pub fn suite_markdown(records: &[Record], figure: Option<&str>) -> String {
         );
     }
     for precision in precisions(records) {
-        let _ = write!(
-            out,
-            "\n### {precision}\n\n| {} |\n|{}\n",
-            HEADERS.join(" | "),
-            "---|".repeat(HEADERS.len())
-        );
-        for r in records
+        let rows = records
             .iter()
             .filter(|r| r.suite.is_some() && r.precision == precision)
-        {
-            let _ = writeln!(out, "| {} |", cells(r).join(" | "));
-        }
+            .map(cells);
+        let _ = write!(
+            out,
+            "\n### {precision}\n\n{}",
+            markdown_rows(&HEADERS, rows)
+        );
     }
     out
 }
