@@ -2,7 +2,10 @@
 //! typed error before any launch, and the kernel choice is a pure function of the device's
 //! properties and the call.
 
-use rust_gemm::api::dispatch::{DeviceCaps, GridKind, KERNELS, ShapeClass, choose};
+use rust_gemm::api::dispatch::{
+    DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, ShapeClass, choose,
+    choose_split,
+};
 use rust_gemm::api::problem::{Buffers, Problem, Request, validate};
 use rust_gemm::{Activation, BLayout, DType, Gemm, GemmError};
 
@@ -33,7 +36,12 @@ fn buffers(a: usize, b: usize, c: usize) -> Buffers {
 }
 
 fn every_entry() -> Vec<String> {
-    KERNELS.iter().map(|k| k.entry.to_string()).collect()
+    KERNELS
+        .iter()
+        .map(|k| k.entry)
+        .chain(REDUCTION_ENTRIES)
+        .map(str::to_string)
+        .collect()
 }
 
 fn hopper() -> DeviceCaps {
@@ -589,5 +597,163 @@ fn thin_kernels_come_first_in_every_list() {
     for spec in KERNELS.iter().filter(|k| k.shape != ShapeClass::Any) {
         assert_eq!(spec.threads, gemm_geometry::thin::THREADS);
         assert!(spec.shared_bytes <= 48 * 1024, "{}", spec.entry);
+    }
+}
+
+#[test]
+fn few_tiles_with_long_k_are_split() {
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // 16 tiles of 128×256 on 132 SMs: 8 slices of 512 bring them to 128 blocks.
+            let plan = choose(&caps, &problem(dtype, layout, 16, 4096, 4096), None).unwrap();
+            assert_eq!(plan.kernel.name, "v18");
+            assert_eq!((plan.splits, plan.k_chunk), (8, 512), "{}", plan.reason);
+            assert_eq!(plan.grid, (128, 1, 1));
+            assert!(plan.reduction().is_some());
+            assert!(plan.reason.contains("8 slices"), "{}", plan.reason);
+            // 17×17×65537: one tile, so as many slices as allowed.
+            let plan = choose(&caps, &problem(dtype, layout, 17, 16, 65536), None).unwrap();
+            assert_eq!(plan.splits, gemm_geometry::split_k::MAX_SPLITS);
+            // A full wave of tiles, or a short k, is never split.
+            for (m, n, k) in [(4096, 4096, 4096), (16, 4096, 255), (1024, 8192, 8192)] {
+                let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                assert_eq!(plan.splits, 1, "{m}×{n}×{k}: {}", plan.reason);
+                assert_eq!(plan.reduction(), None);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_forced_split_is_made_refused_or_passed_over() {
+    let caps = hopper();
+    let p = problem(DType::F16, BLayout::Kn, 256, 256, 1000);
+    // Forced: 3 slices of 384, 384, 232.
+    let plan = choose_split(&caps, &p, None, Some(3)).unwrap();
+    assert_eq!(
+        (plan.kernel.name, plan.splits, plan.k_chunk),
+        ("v18", 3, 384)
+    );
+    // 1: never split, even where dispatch would.
+    let small = problem(DType::F16, BLayout::Kn, 16, 4096, 4096);
+    assert_eq!(
+        choose_split(&caps, &small, None, Some(1)).unwrap().splits,
+        1
+    );
+    // A kernel that cannot split k, forced with a split, is refused with the reason.
+    let thin = problem(DType::F16, BLayout::Kn, 4, 4096, 4096);
+    let err = choose_split(&caps, &thin, Some("thin_m"), Some(4)).unwrap_err();
+    assert!(
+        matches!(&err, GemmError::KernelRefused { kernel: "thin_m", reason } if reason.contains("split")),
+        "{err}"
+    );
+    // v15 splits where v18 refuses the product (k not a multiple of 8): 17×17×65537 is one
+    // tile.
+    let ragged = problem(DType::F16, BLayout::Kn, 17, 17, 65537);
+    let plan = choose(&caps, &ragged, None).unwrap();
+    assert_eq!(plan.kernel.name, "v15", "{}", plan.reason);
+    assert!(plan.splits > 1, "{}", plan.reason);
+    // Without the TMA kernel (misaligned rows), a forced split passes over every kernel
+    // that cannot make it and says so.
+    let mut r = request(DType::F16, 256, 256, 1000);
+    r.lds = (Some(1001), None, None);
+    let misaligned = validate(&r, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap();
+    let plan = choose_split(&caps, &misaligned, None, Some(4));
+    match plan {
+        Ok(plan) => assert!(plan.kernel.split_k && plan.kernel.row_alignment == 0),
+        Err(GemmError::NoKernel { reason }) => assert!(reason.contains("split"), "{reason}"),
+        Err(e) => panic!("{e}"),
+    }
+    // More slices than the workspace allows are refused.
+    let wide = problem(DType::F16, BLayout::Kn, 4096, 4096, 8192);
+    let slices = (MAX_WORKSPACE_BYTES / (4 * 4096 * 4096)) as u32 + 1;
+    let err = choose_split(&caps, &wide, Some("v18"), Some(slices)).unwrap_err();
+    assert!(matches!(err, GemmError::KernelRefused { .. }), "{err}");
+}
+
+#[test]
+fn split_plans_respect_their_limits_on_every_shape() {
+    let caps = hopper();
+    for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            for m in [1, 9, 16, 100, 256, 1000] {
+                for n in [9, 100, 1000, 4096] {
+                    for k in [1, 64, 65, 300, 4096, 65537] {
+                        let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                        if plan.splits == 1 {
+                            assert_eq!(plan.k_chunk, 0);
+                            continue;
+                        }
+                        assert!(plan.kernel.split_k);
+                        assert_eq!(plan.k_chunk % gemm_geometry::split_k::K_GRANULE, 0);
+                        // Every slice is non-empty and together they cover k.
+                        let k = k as u32;
+                        assert!((plan.splits - 1) * plan.k_chunk < k);
+                        assert!(plan.splits * plan.k_chunk >= k);
+                        assert!(plan.k_chunk >= rust_gemm::api::dispatch::MIN_SLICE_K);
+                        let bytes = 4 * plan.splits as u64 * (m * n) as u64;
+                        assert!(bytes <= MAX_WORKSPACE_BYTES);
+                        assert!(
+                            plan.grid.0 as usize <= caps.sm_count
+                                || plan.kernel.grid != GridKind::Persistent
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn one_k_tile_goes_to_v15_unless_v18_is_forced() {
+    // Measured on the H100 (docs/results/h100-split-k): 8192×8192×64 fp16, v15 72 µs, v18 162 µs.
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let short = problem(dtype, layout, 8192, 8192, 64);
+            let plan = choose(&caps, &short, None).unwrap();
+            assert_eq!(plan.kernel.name, "v15", "{}", plan.reason);
+            assert!(plan.reason.contains("one k-tile"), "{}", plan.reason);
+            let forced = choose(&caps, &short, Some("v18")).unwrap();
+            assert_eq!(forced.kernel.name, "v18");
+            let longer = problem(dtype, layout, 8192, 8192, 128);
+            assert_eq!(choose(&caps, &longer, None).unwrap().kernel.name, "v18");
+        }
+    }
+}
+
+#[test]
+fn the_split_model_agrees_with_the_measured_suite() {
+    // fp16 on the H100, the shape suite run with and without split-K
+    // (docs/results/h100-split-k): products the split made faster, and ones it made slower.
+    let caps = hopper();
+    let faster = [
+        (16, 4096, 4096),
+        (64, 4096, 4096),
+        (256, 4096, 4096),
+        (16, 4096, 11008),
+        (256, 4096, 14336),
+        (16, 8192, 8192),
+        (256, 8192, 28672),
+    ];
+    let slower = [
+        (768, 768, 768),
+        (1024, 1024, 1024),
+        (1408, 1408, 1408),
+        (1000, 1000, 1000),
+        (64, 11008, 4096),
+        (64, 14336, 4096),
+        (16, 14336, 4096),
+    ];
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        for (m, n, k) in faster {
+            let plan = choose(&caps, &problem(DType::F16, layout, m, n, k), None).unwrap();
+            assert!(plan.splits > 1, "{m}×{n}×{k}: {}", plan.reason);
+        }
+        for (m, n, k) in slower {
+            let plan = choose(&caps, &problem(DType::F16, layout, m, n, k), None).unwrap();
+            assert_eq!(plan.splits, 1, "{m}×{n}×{k}: {}", plan.reason);
+        }
     }
 }

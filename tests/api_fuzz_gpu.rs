@@ -17,6 +17,7 @@ mod common;
 use common::fuzz::{Call, indices_from_env, seed_from_env};
 use common::fuzz_run::{Outcome, run};
 use rust_gemm::Gemm;
+use rust_gemm::api::dispatch::REDUCTION_ENTRIES;
 use std::collections::BTreeMap;
 
 #[test]
@@ -33,7 +34,11 @@ fn ten_thousand_generated_calls() {
     for index in indices {
         let call = Call::generate(seed, index);
         match run(&stream, &gemm, &call) {
-            Ok(Outcome::Ran(entry)) => *ran.entry(entry).or_default() += 1,
+            Ok(Outcome::Ran(entry, reduction)) => {
+                for entry in std::iter::once(entry).chain(reduction) {
+                    *ran.entry(entry).or_default() += 1;
+                }
+            }
             Ok(Outcome::Refused(error)) => *refused.entry(error).or_default() += 1,
             Err(message) => {
                 eprintln!(
@@ -64,6 +69,10 @@ fn ten_thousand_generated_calls() {
             if gemm.caps().entries.iter().any(|e| e == spec.entry) {
                 assert!(ran.contains_key(spec.entry), "{} never ran", spec.entry);
             }
+        }
+        // And every split-K reduction (forced splits are 15% of the calls).
+        for entry in REDUCTION_ENTRIES {
+            assert!(ran.contains_key(entry), "{entry} never ran");
         }
     }
 }

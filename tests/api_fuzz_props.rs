@@ -10,7 +10,10 @@
 mod common;
 
 use common::fuzz::{Call, indices_from_env, seed_from_env};
-use rust_gemm::api::dispatch::{DeviceCaps, KERNELS, choose, refusal};
+use rust_gemm::api::dispatch::{
+    DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, choose, passed_over,
+    refusal,
+};
 use rust_gemm::api::problem::{Problem, validate};
 use rust_gemm::ptx::Arch;
 use rust_gemm::{DType, GemmError};
@@ -27,7 +30,9 @@ fn caps(capability: (i32, i32), sm_count: usize, shared_kib: usize) -> DeviceCap
         entries: KERNELS
             .iter()
             .filter(|k| k.arch.supported_by(capability))
-            .map(|k| k.entry.to_string())
+            .map(|k| k.entry)
+            .chain(REDUCTION_ENTRIES)
+            .map(str::to_string)
             .collect(),
     }
 }
@@ -57,7 +62,7 @@ fn check_dispatch(call: &Call, device: &DeviceCaps, problem: &Problem) {
         .unwrap_or_else(|| panic!("{}: {} is not a candidate", context(), chosen.kernel.entry));
     for faster in &candidates[..position] {
         assert!(
-            refusal(faster, device, problem).is_some(),
+            refusal(faster, device, problem).is_some() || passed_over(faster, problem).is_some(),
             "{}: {} accepts the call but {} was chosen",
             context(),
             faster.entry,
@@ -80,6 +85,26 @@ fn check_dispatch(call: &Call, device: &DeviceCaps, problem: &Problem) {
         context(),
         chosen.grid
     );
+    if chosen.splits > 1 {
+        // A split: a kernel that makes it, slices that cover k without an empty one, a
+        // workspace within bounds, and a persistent grid of at most one block per SM.
+        let k = problem.k as u32;
+        assert!(chosen.kernel.split_k, "{}", context());
+        assert_eq!(
+            chosen.k_chunk % gemm_geometry::split_k::K_GRANULE,
+            0,
+            "{}",
+            context()
+        );
+        assert!((chosen.splits - 1) * chosen.k_chunk < k && chosen.splits * chosen.k_chunk >= k);
+        let bytes = 4 * chosen.splits as u64 * (problem.batch * problem.m * problem.n) as u64;
+        assert!(bytes <= MAX_WORKSPACE_BYTES, "{}", context());
+        if chosen.kernel.grid == GridKind::Persistent {
+            assert!(x as usize <= device.sm_count, "{}", context());
+        }
+    } else {
+        assert_eq!(chosen.k_chunk, 0, "{}", context());
+    }
     if chosen.kernel.row_alignment > 0 {
         assert!(problem.rows_aligned_to(chosen.kernel.row_alignment));
     }

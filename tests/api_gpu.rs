@@ -58,6 +58,8 @@ struct Variant {
     bias: bool,
     activation: Option<Activation>,
     tf32: bool,
+    /// Split-K slices forced through `MatmulDesc::split_k` (`None`: dispatch's choice).
+    split_k: Option<u32>,
 }
 
 /// Runs `variant` through `kernel` (or dispatch's choice) and checks every element of C.
@@ -119,10 +121,15 @@ fn check<T: GemmElement>(
     if let Some(name) = kernel {
         desc = desc.kernel(name);
     }
+    if let Some(slices) = v.split_k {
+        desc = desc.split_k(slices);
+    }
     let mut c_view = c_dev.slice_mut(v.offset..);
     let plan = match gemm.plan(&a_view, &b_view, &c_view, &desc) {
         Ok(plan) => plan,
         Err(GemmError::KernelRefused { .. }) if kernel.is_some() => return None,
+        // A forced split that no kernel for this call can make.
+        Err(GemmError::NoKernel { .. }) if v.split_k.is_some() => return None,
         Err(e) => panic!("{v:?}: plan failed: {e}"),
     };
     gemm.matmul(&a_view, &b_view, &mut c_view, &desc)
@@ -168,7 +175,11 @@ fn check<T: GemmElement>(
             plan.kernel.entry
         );
     }
-    Some(plan.kernel.entry.to_string())
+    if plan.splits > 1 {
+        Some(format!("{} in {} slices", plan.kernel.entry, plan.splits))
+    } else {
+        Some(plan.kernel.entry.to_string())
+    }
 }
 
 fn shapes() -> Vec<(usize, usize, usize)> {
@@ -200,6 +211,7 @@ fn variants(tf32: bool) -> Vec<Variant> {
                 bias: false,
                 activation: None,
                 tf32,
+                split_k: None,
             };
             out.push(base);
             // Aligned padding, offset and batch gaps (rows stay 16-byte aligned: the TMA
@@ -367,6 +379,7 @@ fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
         bias: false,
         activation: None,
         tf32,
+        split_k: None,
     }
 }
 
@@ -613,4 +626,144 @@ fn thin_beta_zero_never_reads_c_and_nan_inputs_propagate() {
             }
         }
     }
+}
+
+/// Split-K shapes: few tiles, long k (aligned and ragged), and one that dispatch splits by
+/// itself.
+fn split_shapes() -> Vec<(usize, usize, usize)> {
+    vec![
+        (1, 1, 1000),
+        (16, 512, 4096),
+        (17, 300, 1025),
+        (130, 257, 2000),
+        (64, 512, 8192),
+    ]
+}
+
+/// Every split-K kernel of `T` (with `tf32`), forced with several slice counts, on plain,
+/// aligned-with-everything and ragged variants; each must match the reference, and a split
+/// product must be the same bit for bit when run again. Dispatch must split the few-tile
+/// shapes by itself on the kernels that can.
+fn split_sweep<T: GemmElement>(tf32: bool) {
+    let (stream, gemm) = open();
+    let dtype = if tf32 { DType::Tf32 } else { T::DTYPE };
+    let mut ran = std::collections::BTreeMap::<String, usize>::new();
+    for (i, (m, n, k)) in split_shapes().into_iter().enumerate() {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let seed = 9000 + i as u64;
+            let base = plain(m, n, k, layout, tf32);
+            let everything = Variant {
+                pad: None,
+                gap: 8,
+                offset: 8,
+                batch: 3,
+                alpha: 0.5,
+                beta: -1.5,
+                bias: true,
+                activation: Some(Activation::GeluTanh),
+                ..base
+            };
+            let ragged = Variant {
+                pad: Some(3),
+                gap: 5,
+                offset: 1,
+                batch: 2,
+                beta: 1.0,
+                activation: Some(Activation::LeakyRelu(0.1)),
+                ..base
+            };
+            for spec in Gemm::kernels()
+                .iter()
+                .filter(|s| s.split_k && s.dtype == dtype && s.b_layout == layout)
+            {
+                for (j, v) in [base, everything, ragged].into_iter().enumerate() {
+                    for slices in [2, 5, 64] {
+                        let v = Variant {
+                            split_k: Some(slices),
+                            ..v
+                        };
+                        let seed = seed + 100 * j as u64;
+                        if let Some(entry) = check::<T>(&stream, &gemm, v, Some(spec.name), seed) {
+                            *ran.entry(entry).or_default() += 1;
+                        }
+                    }
+                }
+            }
+            // Dispatch alone, and the same product twice: identical bits.
+            let auto = check::<T>(&stream, &gemm, base, None, seed).expect("dispatch runs");
+            *ran.entry(format!("{auto} (dispatch)")).or_default() += 1;
+            let forced = Variant {
+                split_k: Some(7),
+                ..base
+            };
+            if let Some(first) = run_bits::<T>(&stream, &gemm, forced, seed) {
+                let second = run_bits::<T>(&stream, &gemm, forced, seed).expect("ran before");
+                assert!(
+                    first == second,
+                    "{forced:?}: a split product changed between runs"
+                );
+            }
+        }
+    }
+    eprintln!("{dtype:?}: split-K checks: {ran:?}");
+    assert!(
+        ran.keys().any(|entry| entry.contains("slices")),
+        "{dtype:?}: no split ran"
+    );
+}
+
+/// C's bits after running `v` (contiguous, beta 0) once, or `None` if no kernel can split it
+/// as forced.
+fn run_bits<T: GemmElement>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    v: Variant,
+    seed: u64,
+) -> Option<Vec<u64>> {
+    let b_len = v.k * v.n;
+    let a = stream
+        .clone_htod(&rounded::<T>(&random(v.m * v.k, seed)).0)
+        .expect("upload");
+    let b = stream
+        .clone_htod(&rounded::<T>(&random(b_len, seed + 1)).0)
+        .expect("upload");
+    let mut c = stream.alloc_zeros::<T>(v.m * v.n).expect("alloc");
+    let mut desc = MatmulDesc::<T>::new(v.m, v.n, v.k).b_layout(v.layout);
+    if v.tf32 {
+        desc = desc.tf32();
+    }
+    if let Some(slices) = v.split_k {
+        desc = desc.split_k(slices);
+    }
+    match gemm.matmul(&a, &b, &mut c, &desc) {
+        Ok(()) => {}
+        Err(GemmError::NoKernel { .. }) => return None,
+        Err(e) => panic!("{v:?}: {e}"),
+    }
+    let out = stream.clone_dtoh(&c).expect("download");
+    Some(out.iter().map(|x| x.to_f64().to_bits()).collect())
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn split_k_f32() {
+    split_sweep::<f32>(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn split_k_tf32() {
+    split_sweep::<f32>(true);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn split_k_f16() {
+    split_sweep::<half::f16>(false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn split_k_bf16() {
+    split_sweep::<half::bf16>(false);
 }

@@ -6,7 +6,7 @@
 //! its module in `gemm-geometry`, the numbers its kernel is compiled with.
 
 use gemm_geometry as geometry;
-use rust_gemm::api::dispatch::KERNELS;
+use rust_gemm::api::dispatch::{KERNELS, REDUCTION_ENTRIES};
 use rust_gemm::ladder::rungs::{SharedMem, V11_CANDIDATES};
 use rust_gemm::{GemmShape, PTX, RUNGS, Rung};
 
@@ -44,6 +44,16 @@ fn library_kernels_launch_the_threads_their_ptx_declares() {
             "{}",
             spec.entry
         );
+    }
+}
+
+#[test]
+fn split_k_reductions_launch_the_threads_their_ptx_declares() {
+    for entry in REDUCTION_ENTRIES {
+        let declared = max_threads(PTX, entry)
+            .unwrap_or_else(|| panic!("{entry} is not in the PTX"))
+            .unwrap_or_else(|| panic!("{entry} has no .maxntid (launch_bounds!)"));
+        assert_eq!(declared, gemm_geometry::split_k::REDUCE_THREADS, "{entry}");
     }
 }
 

@@ -72,6 +72,17 @@ pub struct ShapesArgs {
     #[arg(long)]
     suite: Option<PathBuf>,
 
+    /// Run this kernel (a name of `rust_gemm::Gemm::kernels()`, e.g. v18, v15, general)
+    /// instead of dispatch's choice; cases it refuses are recorded as skipped. For measuring
+    /// what dispatch should choose.
+    #[arg(long)]
+    kernel: Option<String>,
+
+    /// Split k into about this many slices (1: never split) instead of dispatch's choice;
+    /// cases no kernel can split so are recorded as skipped.
+    #[arg(long)]
+    split_k: Option<u32>,
+
     /// Print the selected cases and exit (needs no GPU).
     #[arg(long)]
     list: bool,
@@ -204,6 +215,12 @@ pub fn run(args: ShapesArgs) -> Result<bool> {
         warmup: args.timing.warmup as usize,
         reps: args.timing.reps as usize,
         max_ms: args.max_ms,
+        // Lives for the whole run (a CLI process): leaked once, not per case.
+        kernel: args
+            .kernel
+            .clone()
+            .map(|name| &*Box::leak(name.into_boxed_str())),
+        split_k: args.split_k,
     };
     let command = command_line();
     let mut records: Vec<Record> = Vec::new();

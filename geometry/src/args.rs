@@ -72,6 +72,9 @@ pub struct GemmArgs {
     pub stride_b: u64,
     /// Elements from one batch item of C to the next.
     pub stride_c: u64,
+    /// Device address of the split-K workspace (fp32), or 0 when `splits` ≤ 1: see
+    /// [`crate::split_k`].
+    pub workspace: u64,
     /// Rows of A and C.
     pub m: u32,
     /// Columns of B and C.
@@ -94,6 +97,13 @@ pub struct GemmArgs {
     pub beta: f32,
     /// The slope of leaky ReLU for negative inputs (unused by other activations).
     pub slope: f32,
+    /// Split-K: the number of slices of k (0 or 1: no split). With more than one, a kernel
+    /// that supports split-K writes each slice's raw fp32 product into `workspace` instead of
+    /// C, and the reduction kernel finishes C (see [`crate::split_k`]).
+    pub splits: u32,
+    /// Split-K: the length of every slice of k but the last (a multiple of
+    /// [`crate::split_k::K_GRANULE`]); unused without a split.
+    pub k_chunk: u32,
     /// Keeps the size a multiple of 8 bytes, spelled out so that no byte is uninitialized.
     pub reserved: u32,
 }
@@ -111,6 +121,7 @@ impl GemmArgs {
             stride_a: 0,
             stride_b: 0,
             stride_c: 0,
+            workspace: 0,
             m,
             n,
             k,
@@ -122,6 +133,8 @@ impl GemmArgs {
             alpha: 1.0,
             beta: 0.0,
             slope: 0.0,
+            splits: 1,
+            k_chunk: 0,
             reserved: 0,
         }
     }
@@ -178,11 +191,12 @@ mod tests {
 
     #[test]
     fn layout_is_what_the_kernels_read() {
-        // 8 addresses and strides of 8 bytes, then 12 words of 4 bytes.
-        assert_eq!(core::mem::size_of::<GemmArgs>(), 8 * 8 + 12 * 4);
+        // 9 addresses and strides of 8 bytes, then 14 words of 4 bytes.
+        assert_eq!(core::mem::size_of::<GemmArgs>(), 9 * 8 + 14 * 4);
         assert_eq!(core::mem::align_of::<GemmArgs>(), 8);
-        assert_eq!(core::mem::offset_of!(GemmArgs, m), 64);
-        assert_eq!(core::mem::offset_of!(GemmArgs, alpha), 96);
+        assert_eq!(core::mem::offset_of!(GemmArgs, m), 72);
+        assert_eq!(core::mem::offset_of!(GemmArgs, alpha), 104);
+        assert_eq!(core::mem::offset_of!(GemmArgs, splits), 116);
     }
 
     #[test]

@@ -14,21 +14,27 @@
 //! [`gemm_geometry::general`], which the host reads too.
 //!
 //! One generic body, `general`, monomorphized per element type and B layout into the entries
-//! `gemm_general_{f32,f16,bf16}_{kn,nk}`.
+//! `gemm_general_{f32,f16,bf16}_{kn,nk}`. It supports split-K ([`crate::split_k`]): with
+//! `args.splits > 1` it walks the slices of k of every batch item along grid z and stores each
+//! tile's raw fp32 product into the workspace (fp32 whatever the element type, scalar stores).
 //!
 //! Launch: [`THREADS`] threads (1-D), grid [`gemm_geometry::general::grid`]`(m, n, batch)`
 //! (x over column tiles, y over row tiles, z over batch items, each capped at CUDA's limit: a
 //! block walks its tiles and items in grid-sized steps), [`SHARED_BYTES`] bytes of dynamic
 //! shared memory. Preconditions: `m, n, batch ≥ 1` (otherwise do not launch); addresses as
 //! [`GemmArgs`] describes them, each aligned to its element size (4 bytes for f32, 2 for
-//! fp16/bf16); no other alignment, leading-dimension or stride condition.
+//! fp16/bf16); no other alignment, leading-dimension or stride condition. Under split-K
+//! (`args.splits > 1`, `k_chunk` as `gemm_geometry::split_k::slices` gives it) the grid is
+//! `grid(m, n, items)` with `items = split_k::items(args)` = `splits·batch` (< 2³²), and
+//! `args.workspace` must hold `splits·batch·m·n` fp32 (4-byte aligned, overlapping nothing the
+//! kernel reads); C is then neither read nor written.
 
 use crate::device::{
     block_x, block_y, block_z, grid_dim_x, grid_dim_y, outer_product, read4, shared_f32,
     sync_threads, thread_x,
 };
 use crate::element::{Bf16, Element, F16};
-use crate::epilogue;
+use crate::split_k;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::general::{
     B_SLICE_OFFSET_FLOATS, BLOCK_TILE_M, BLOCK_TILE_N, LOADS_PER_THREAD, OperandOrder,
@@ -240,15 +246,33 @@ fn stage_slices(stage: u32) -> (*mut f32, *mut f32) {
 /// `[k, n]` (see the module documentation).
 ///
 /// # Safety
-/// `args` must describe matrices readable (A, B, and C when beta ≠ 0) and writable (C) as `E`
-/// in device memory, with the shapes and strides [`GemmArgs`] defines; the launch must be
-/// `THREADS` threads with `SHARED_BYTES` of dynamic shared memory.
+/// `args` must describe matrices readable (A, B, and C when beta ≠ 0) and writable (C, or the
+/// split-K workspace) as `E` (the workspace as fp32) in device memory, with the shapes and
+/// strides [`GemmArgs`] defines; the launch must be `THREADS` threads with `SHARED_BYTES` of
+/// dynamic shared memory.
 #[inline(always)]
 unsafe fn general<E: GlobalLoad, const B_NK: bool>(args: &GemmArgs) {
+    // SAFETY: forwarded, with `SPLIT` as `is_split` says.
+    unsafe {
+        if split_k::is_split(args) {
+            walk::<E, B_NK, true>(args)
+        } else {
+            walk::<E, B_NK, false>(args)
+        }
+    }
+}
+
+/// [`general`]'s walk: the virtual items along grid z (batch items, or under split-K the
+/// slices of each; see [`crate::split_k`]), and in each the block tiles along grid y and x.
+/// Compiled once per `SPLIT`.
+///
+/// # Safety
+/// As [`general`], and `SPLIT` must be `split_k::is_split(args)`.
+#[inline(always)]
+unsafe fn walk<E: GlobalLoad, const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
     let thread = thread_x();
     let (row_in_tile, col_in_tile) = thread_tile_origin(thread);
     let (tiles_m, tiles_n) = (args.m.div_ceil(BLOCK_TILE_M), args.n.div_ceil(BLOCK_TILE_N));
-    let bytes = E::BYTES as u64;
     let b_order = if B_NK {
         OperandOrder::KContiguous
     } else {
@@ -257,12 +281,11 @@ unsafe fn general<E: GlobalLoad, const B_NK: bool>(args: &GemmArgs) {
 
     // Every loop bound below is the same for all threads of the block, so every thread reaches
     // every barrier.
-    let mut z = block_z();
-    while z < args.batch {
-        // Byte addresses of batch item z (64-bit: z · stride may exceed 2³²).
-        let a_item = args.a + z as u64 * args.stride_a * bytes;
-        let b_item = args.b + z as u64 * args.stride_b * bytes;
-        let c_item = args.c + z as u64 * args.stride_c * bytes;
+    let mut zz = block_z();
+    while zz < split_k::items(args) {
+        // Byte addresses of item zz's A and B (64-bit offsets: z · stride may exceed 2³²).
+        let item = split_k::item_operands::<E, B_NK, SPLIT>(args, zz);
+        let (a_item, b_item) = (item.a as u64, item.b as u64);
         let mut tile_row = block_y();
         while tile_row < tiles_m {
             // < m ≤ 2³² − 1: tile_row < ⌈m / 64⌉.
@@ -279,15 +302,17 @@ unsafe fn general<E: GlobalLoad, const B_NK: bool>(args: &GemmArgs) {
                     thread,
                 );
                 let b = SliceLoader::new::<E>(b_order, b_item, args.ldb, args.n, first_col, thread);
-                // SAFETY: the loaders describe batch item z of A and B, as this function's
-                // contract says they are readable.
-                let acc = unsafe { block_tile_product::<E>(a, b, args.k, thread) };
-                // SAFETY: c_item is batch item z of C; rows and columns are checked inside.
+                // SAFETY: the loaders describe item zz of A and B, as this function's contract
+                // says they are readable.
+                let acc = unsafe { block_tile_product::<E>(a, b, item.k, thread) };
+                let target = split_k::item_target::<E, SPLIT>(args, zz);
+                // SAFETY: the target is item zz's C (or its workspace matrix); rows and columns
+                // are checked inside.
                 unsafe {
                     store_thread_tile::<E>(
                         args,
+                        &target,
                         &acc,
-                        c_item,
                         first_row + row_in_tile,
                         first_col + col_in_tile,
                     )
@@ -296,7 +321,7 @@ unsafe fn general<E: GlobalLoad, const B_NK: bool>(args: &GemmArgs) {
             }
             tile_row += grid_dim_y();
         }
-        z += grid_dim_z();
+        zz += grid_dim_z();
     }
 }
 
@@ -372,18 +397,18 @@ unsafe fn block_tile_product<E: GlobalLoad>(
 
 const _: () = assert!(TILE_K == 16, "the k loop above is unrolled 16 deep");
 
-/// Applies the epilogue to a thread's 4×4 accumulators and stores those inside C, element by
-/// element (no alignment assumed), at C rows `row..row + 4` and columns `col..col + 4` of the
-/// batch item at byte address `c_item`.
+/// Stores a thread's 4×4 accumulators at rows `row..row + 4` and columns `col..col + 4` of
+/// `target`, those inside `m × n`, element by element (no alignment assumed): into C through
+/// the epilogue, or raw as fp32 into the split-K workspace ([`split_k::output_value`]).
 ///
 /// # Safety
-/// `c_item` must be a batch item of C as `args` describes it (writable, and readable when
-/// beta ≠ 0).
+/// `target` must be an item's C as `args` describes it (writable, and readable when beta ≠ 0),
+/// or its split-K workspace matrix (`m × n` fp32, writable).
 #[inline(always)]
 unsafe fn store_thread_tile<E: Element>(
     args: &GemmArgs,
+    target: &split_k::ItemTarget,
     acc: &[[f32; 4]; 4],
-    c_item: u64,
     row: u32,
     col: u32,
 ) {
@@ -392,19 +417,24 @@ unsafe fn store_thread_tile<E: Element>(
     }
     // Compared as differences (i < m − row), so that nothing depends on row + 3 fitting in u32.
     let (rows_left, cols_left) = (args.m - row, args.n - col);
-    let bytes = E::BYTES as u64;
-    let row_bytes = args.ldc as u64 * bytes;
-    let first = opaque_mad(row as u64, row_bytes, c_item + col as u64 * bytes);
+    let bytes = target.element_bytes::<E>() as u64;
+    let row_bytes = target.ld as u64 * bytes;
+    let first = opaque_mad(row as u64, row_bytes, target.at + col as u64 * bytes);
     seq!(i in 0..4 {
         if i < rows_left {
             let row_start = if i == 0 { first } else { opaque_mad(i, row_bytes, first) };
             seq!(j in 0..4 {
                 if j < cols_left {
-                    let at = (row_start + j * bytes) as *mut E;
-                    // SAFETY: (row + i, col + j) lies inside the m×n C (checked above).
+                    let at = row_start + j * bytes;
+                    // SAFETY: (row + i, col + j) lies inside the m×n target (checked above),
+                    // an fp32 of the workspace or an `E` of C.
                     unsafe {
-                        let value = epilogue::apply::<E>(args, acc[i][j], at, col + j);
-                        at.write(E::from_f32(value));
+                        let value = split_k::output_value::<E>(args, target, acc[i][j], at as *const E, col + j);
+                        if target.partial {
+                            (at as *mut f32).write(value);
+                        } else {
+                            (at as *mut E).write(E::from_f32(value));
+                        }
                     }
                 }
             });

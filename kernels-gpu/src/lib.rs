@@ -46,6 +46,7 @@ pub mod general;
 pub mod ladder_epilogue;
 pub mod pipeline;
 pub mod sgemm;
+pub mod split_k;
 pub mod tensor_core;
 pub mod thin;
 pub mod tile_order;

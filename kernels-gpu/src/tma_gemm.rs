@@ -103,6 +103,8 @@ pub unsafe fn ladder_tma_wgmma(
         n,
         k,
         batch: 1,
+        splits: 1,
+        chunk_steps: 0,
         a_follows_batch: false,
         b_follows_batch: false,
     };
@@ -182,6 +184,11 @@ pub struct Problem {
     pub k: u32,
     /// Batch items (3-D maps only; 1 with 2-D maps).
     pub batch: u32,
+    /// Split-K slices (3-D maps only; 1 for none): the blocks walk `splits · batch` virtual
+    /// items, slice `zz / batch` of batch item `zz % batch` (see `gemm_geometry::split_k`).
+    pub splits: u32,
+    /// The k-steps (of `TILE_K`) of every slice but the last; unused when `splits` is 1.
+    pub chunk_steps: u32,
     /// Whether A's tiles come from batch item `z` (else always from item 0: A shared by the
     /// whole batch, batch stride 0, encoded with a batch dimension of 1).
     pub a_follows_batch: bool,
@@ -295,9 +302,13 @@ pub unsafe fn tma_wgmma<
             // Nothing to compute (and no division by zero in `Walk`); every thread leaves.
             return;
         }
-        // batch · tiles must stay below 2³¹ (item + grid size cannot wrap): far beyond any
-        // C that fits in memory (2³¹ tiles of 32 768 elements), but refused loudly.
-        match problem.batch.checked_mul(tiles) {
+        // splits · batch · tiles must stay below 2³¹ (item + grid size cannot wrap): far
+        // beyond any C that fits in memory (2³¹ tiles of 32 768 elements), but refused loudly.
+        match problem
+            .splits
+            .checked_mul(problem.batch)
+            .and_then(|virtual_items| virtual_items.checked_mul(tiles))
+        {
             Some(items) if items <= i32::MAX as u32 => items,
             _ => trap(),
         }
@@ -327,6 +338,25 @@ pub unsafe fn tma_wgmma<
         (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N)
     };
     let steps = k.div_ceil(TILE_K);
+    // The k-steps of virtual item `zz`: all of them without a split, else its slice's.
+    let step_range = #[inline(always)]
+    |zz: u32| {
+        if BATCHED && problem.splits > 1 {
+            let first = zz / problem.batch * problem.chunk_steps;
+            (first, steps.min(first + problem.chunk_steps))
+        } else {
+            (0, steps)
+        }
+    };
+    // The batch item of virtual item `zz`.
+    let batch_item = #[inline(always)]
+    |zz: u32| {
+        if BATCHED && problem.splits > 1 {
+            zz % problem.batch
+        } else {
+            zz
+        }
+    };
     // Both sides walk the same sequence of (item, step) and so of (stage, round): the stage
     // ring and the barrier phases run on across tiles and batch items.
     let mut ring = StageRing::<STAGES>::new();
@@ -337,9 +367,11 @@ pub unsafe fn tma_wgmma<
             while walk.valid() {
                 let (first_row, first_col) = tile_origin(walk.tile());
                 // The batch coordinate of each map: item 0 for an operand shared by the batch.
-                let z_a = if problem.a_follows_batch { walk.z() } else { 0 };
-                let z_b = if problem.b_follows_batch { walk.z() } else { 0 };
-                for step in 0..steps {
+                let z = batch_item(walk.z());
+                let z_a = if problem.a_follows_batch { z } else { 0 };
+                let z_b = if problem.b_follows_batch { z } else { 0 };
+                let (first_step, end_step) = step_range(walk.z());
+                for step in first_step..end_step {
                     let stage = ring.index();
                     if ring.round() > 0 {
                         // The consumers' release of this stage from the previous round.
@@ -404,9 +436,10 @@ pub unsafe fn tma_wgmma<
             acc = [0.0f32; 128];
         }
         let (first_row, first_col) = tile_origin(walk.tile());
+        let (first_step, end_step) = step_range(walk.z());
         let mut previous_stage = ring.index();
-        let mut first_step = 0;
-        if TILE_ACC && steps > 0 {
+        let mut next_step = first_step;
+        if TILE_ACC && end_step > first_step {
             // Step 0, peeled: its first `wgmma` overwrites the accumulators.
             let stage = ring.index();
             unsafe { barrier_wait(full(stage), ring.phase()) };
@@ -425,9 +458,9 @@ pub unsafe fn tma_wgmma<
             warpgroup_wait::<1>();
             previous_stage = stage;
             ring.advance();
-            first_step = 1;
+            next_step += 1;
         }
-        for step in first_step..steps {
+        for step in next_step..end_step {
             let stage = ring.index();
             unsafe { barrier_wait(full(stage), ring.phase()) };
             warpgroup_fence();
@@ -437,13 +470,13 @@ pub unsafe fn tma_wgmma<
                     &mut acc,
                     stages_address + stage * STAGE_BYTES,
                     warpgroup,
-                    step > 0,
+                    step > first_step,
                 )
             };
             warpgroup_commit();
             // The previous step's group is done: hand its stage back to the producer.
             warpgroup_wait::<1>();
-            if step > 0 {
+            if step > first_step {
                 unsafe { barrier_arrive(empty(previous_stage)) };
             }
             previous_stage = stage;
@@ -518,6 +551,10 @@ pub unsafe fn library_gemm<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
         n: args.n,
         k: args.k,
         batch: args.batch,
+        splits: if args.splits > 1 { args.splits } else { 1 },
+        // k_chunk is a multiple of K_GRANULE, itself a multiple of TILE_K (checked below at
+        // compile time): slices start on k-steps.
+        chunk_steps: args.k_chunk / TILE_K,
         a_follows_batch: args.stride_a != 0,
         b_follows_batch: args.stride_b != 0,
     };
@@ -529,8 +566,30 @@ pub unsafe fn library_gemm<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
     // element (any 2-byte-aligned C).
     let pairs = args.c % 4 == 0 && ldc % 2 == 0 && (args.batch == 1 || stride_c % 2 == 0);
     let plain = args.is_plain_store();
+    let split = args.splits > 1;
+    let workspace = args.workspace as *mut f32;
+    // Workspace rows are n fp32 values: column pairs go out as one 64-bit store when n is even.
+    let workspace_pairs = n % 2 == 0;
     let store = #[inline(always)]
     |acc: &[f32; 128], z: u32, row: u32, first_col: u32| {
+        if split {
+            // `z` is the virtual item (slice, batch item), whose partial product is the dense
+            // m×n fp32 matrix at `workspace + z·m·n`. Not dereferenced unless row < m.
+            let ws_row =
+                workspace.wrapping_add(((z as u64 * m as u64 + row as u64) * n as u64) as usize);
+            // SAFETY: `store_partial_rows` stores only to rows < m and columns < n of it.
+            unsafe {
+                store_partial_rows(
+                    acc,
+                    ws_row,
+                    (row < m, row + 8 < m),
+                    n,
+                    first_col,
+                    workspace_pairs,
+                )
+            };
+            return;
+        }
         // 64-bit offsets: z·stride_c and row·ldc may pass 2³². Only this row's address stays
         // live through the stores (row + 8's is 8·ldc further): the epilogue runs next to the
         // 128 accumulators, with few registers to spare. Not dereferenced unless row < m.
@@ -583,6 +642,63 @@ unsafe fn store_rows<E: HalfElement, const PLAIN: bool>(
         }
     });
 }
+
+/// Stores this thread's 128 raw fp32 values of a tile into a split-K workspace (rows of `n`),
+/// laid out as in [`store_rows`]: `acc[4j], acc[4j + 1]` at row `row` (address `ws_row`),
+/// columns `first_col + 8j, +1`, and `acc[4j + 2], acc[4j + 3]` at row `row + 8`; pairs as one
+/// 64-bit store when `pairs` (n even, so every pair is 8-byte aligned), rows outside
+/// (`rows_inside` false) and columns ≥ n skipped.
+///
+/// # Safety
+/// Where `rows_inside` says so, `ws_row` and `ws_row + 8·n` must point to rows of at least `n`
+/// fp32 values, 8-byte aligned when `pairs`.
+#[inline(always)]
+unsafe fn store_partial_rows(
+    acc: &[f32; 128],
+    ws_row: *mut f32,
+    rows_inside: (bool, bool),
+    n: u32,
+    first_col: u32,
+    pairs: bool,
+) {
+    let store = #[inline(always)]
+    |row: *mut f32, col: u32, v0: f32, v1: f32| {
+        if col >= n {
+            return;
+        }
+        // SAFETY (all three): col < n, and col + 1 is used only when < n.
+        let at = unsafe { row.add(col as usize) };
+        if pairs && col + 1 < n {
+            // One 64-bit store (a `[f32; 2]` write is split into two: its alignment is 4).
+            unsafe {
+                core::arch::asm!(
+                    "st.v2.f32 [{at}], {{{v0}, {v1}}};",
+                    at = in(reg64) at,
+                    v0 = in(reg32) v0,
+                    v1 = in(reg32) v1,
+                    options(nostack),
+                )
+            };
+        } else {
+            unsafe { at.write(v0) };
+            if col + 1 < n {
+                unsafe { at.add(1).write(v1) };
+            }
+        }
+    };
+    seq!(j in 0..32 {
+        let col = opaque(first_col) + 8 * j;
+        if rows_inside.0 {
+            store(ws_row, col, acc[4 * j], acc[4 * j + 1]);
+        }
+        if rows_inside.1 {
+            store(ws_row.wrapping_add(8 * n as usize), col, acc[4 * j + 2], acc[4 * j + 3]);
+        }
+    });
+}
+
+/// Slices of k start on k-steps of this body.
+const _: () = assert!(gemm_geometry::split_k::K_GRANULE.is_multiple_of(TILE_K));
 
 /// `x`, through an empty `asm!` the compiler cannot see through, merge or move: values
 /// derived from the result are computed where they are used.

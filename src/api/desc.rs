@@ -127,6 +127,7 @@ pub struct MatmulDesc<'a, T> {
     pub(crate) beta: f32,
     pub(crate) epilogue: Epilogue<'a, T>,
     pub(crate) kernel: Option<&'a str>,
+    pub(crate) split_k: Option<u32>,
 }
 
 impl<'a, T: GemmElement> MatmulDesc<'a, T> {
@@ -147,6 +148,7 @@ impl<'a, T: GemmElement> MatmulDesc<'a, T> {
             beta: 0.0,
             epilogue: Epilogue::none(),
             kernel: None,
+            split_k: None,
         }
     }
 
@@ -228,6 +230,16 @@ impl<'a, T: GemmElement> MatmulDesc<'a, T> {
         self
     }
 
+    /// Cut k into about `slices` slices computed side by side and added in a fixed order
+    /// (split-K; `1`: never split), instead of dispatch's choice, for teaching and tests. The
+    /// slice count may come out lower so that no slice is empty ([`crate::Gemm::plan`] shows
+    /// it). A kernel that cannot split k is passed over; a forced kernel that cannot is refused
+    /// with [`crate::GemmError::KernelRefused`].
+    pub fn split_k(mut self, slices: u32) -> Self {
+        self.split_k = Some(slices);
+        self
+    }
+
     /// The element type and arithmetic of this call.
     pub fn dtype(&self) -> super::element::DType {
         if self.tf32 {
@@ -256,6 +268,7 @@ impl<T> fmt::Debug for MatmulDesc<'_, T> {
             .field("bias", &self.epilogue.bias.map(|b| b.len()))
             .field("activation", &self.epilogue.activation)
             .field("kernel", &self.kernel)
+            .field("split_k", &self.split_k)
             .finish()
     }
 }

@@ -114,6 +114,18 @@ pub struct KernelSpec {
     pub grid: GridKind,
     /// Which shapes it serves.
     pub shape: ShapeClass,
+    /// Whether it computes slices of k into a workspace when `GemmArgs::splits` > 1
+    /// (`gemm_geometry::split_k`), so that dispatch may split a product whose tiles cannot fill
+    /// the device.
+    pub split_k: bool,
+    /// Blocks of this kernel that fit on one SM (its launch bounds' minimum): with the SM
+    /// count, how many tiles fill the device once.
+    pub blocks_per_sm: u32,
+    /// Its arithmetic rate per SM, in GFLOP/s, measured at 4096³ on the H100 (the ladder's
+    /// table: the rate over 132 SMs), counting every multiply-add of its full tiles: what
+    /// [`auto_split`]'s cost model divides the work by. 0 where the model is not used (the
+    /// thin kernels never split).
+    pub gflops_per_sm: u32,
 }
 
 /// The general kernels: any alignment, any shape.
@@ -132,6 +144,9 @@ const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
         shared_bytes: geometry::general::SHARED_BYTES,
         grid: GridKind::ColumnsRows,
         shape: ShapeClass::Any,
+        split_k: true,
+        blocks_per_sm: geometry::general::MIN_BLOCKS_PER_SM,
+        gflops_per_sm: GENERAL_GFLOPS_PER_SM,
     }
 }
 
@@ -146,6 +161,9 @@ const fn ladder(
     threads: u32,
     (block_tile_m, block_tile_n): (u32, u32),
     shared_bytes: u32,
+    blocks_per_sm: u32,
+    gflops_per_sm: u32,
+    split_k: bool,
 ) -> KernelSpec {
     KernelSpec {
         name,
@@ -161,6 +179,9 @@ const fn ladder(
         shared_bytes,
         grid: GridKind::Grouped,
         shape: ShapeClass::Any,
+        split_k,
+        blocks_per_sm,
+        gflops_per_sm,
     }
 }
 
@@ -182,6 +203,9 @@ const fn tma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec
         shared_bytes: geometry::v17::SHARED_BYTES,
         grid: GridKind::Persistent,
         shape: ShapeClass::Any,
+        split_k: true,
+        blocks_per_sm: geometry::v17::MIN_BLOCKS_PER_SM,
+        gflops_per_sm: V18_GFLOPS_PER_SM,
     }
 }
 
@@ -230,8 +254,21 @@ const fn thin(
         shared_bytes,
         grid: GridKind::Thin,
         shape,
+        split_k: false,
+        blocks_per_sm: thin::MIN_BLOCKS_PER_SM,
+        gflops_per_sm: 0,
     }
 }
+
+// Arithmetic rates per SM (GFLOP/s), from the ladder's H100 run at 4096³ (README, build
+// 90120309; `docs/results/h100-ladder`) over its 132 SMs: v13 46 441, v14 148 535, v15 466 337,
+// v18 676 266 GFLOP/s. The general kernel has no rung: its rate is from the shape suite's
+// forced run at 4096³ fp16 (`docs/results/h100-split-k`, `general-rate`): 13 284 GFLOP/s.
+const V13_GFLOPS_PER_SM: u32 = 352;
+const V14_GFLOPS_PER_SM: u32 = 1125;
+const V15_GFLOPS_PER_SM: u32 = 3533;
+const V18_GFLOPS_PER_SM: u32 = 5123;
+const GENERAL_GFLOPS_PER_SM: u32 = 100;
 
 const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
 const V15_TILE: (u32, u32) = (geometry::v15::BLOCK_TILE_M, geometry::v15::BLOCK_TILE_N);
@@ -271,6 +308,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v13::THREADS,
         V13_TILE,
         geometry::v13::SHARED_BYTES_KN,
+        geometry::v13::MIN_BLOCKS_PER_SM,
+        V13_GFLOPS_PER_SM,
+        true,
     ),
     ladder(
         "v13",
@@ -280,6 +320,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v13::THREADS,
         V13_TILE,
         geometry::v13::SHARED_BYTES_NK,
+        geometry::v13::MIN_BLOCKS_PER_SM,
+        V13_GFLOPS_PER_SM,
+        true,
     ),
     general("gemm_general_f32_kn", DType::F32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::F32, BLayout::Nk),
@@ -316,6 +359,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v14::THREADS,
         V14_TILE,
         geometry::v14::SHARED_BYTES_KN,
+        geometry::v14::MIN_BLOCKS_PER_SM,
+        V14_GFLOPS_PER_SM,
+        true,
     ),
     ladder(
         "v14",
@@ -325,6 +371,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v14::THREADS,
         V14_TILE,
         geometry::v14::SHARED_BYTES_NK,
+        geometry::v14::MIN_BLOCKS_PER_SM,
+        V14_GFLOPS_PER_SM,
+        true,
     ),
     // Where v14 cannot run, exact fp32: more precise than TF32, never less.
     general("gemm_general_f32_kn", DType::Tf32, BLayout::Kn),
@@ -389,6 +438,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v15::THREADS,
         V15_TILE,
         geometry::v15::SHARED_BYTES,
+        geometry::v15::MIN_BLOCKS,
+        V15_GFLOPS_PER_SM,
+        true,
     ),
     general("gemm_general_f16_kn", DType::F16, BLayout::Kn),
     ladder(
@@ -399,6 +451,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v15::THREADS,
         V15_TILE,
         geometry::v15::SHARED_BYTES,
+        geometry::v15::MIN_BLOCKS,
+        V15_GFLOPS_PER_SM,
+        true,
     ),
     general("gemm_general_f16_nk", DType::F16, BLayout::Nk),
     ladder(
@@ -409,6 +464,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v15::THREADS,
         V15_TILE,
         geometry::v15::SHARED_BYTES,
+        geometry::v15::MIN_BLOCKS,
+        V15_GFLOPS_PER_SM,
+        true,
     ),
     general("gemm_general_bf16_kn", DType::Bf16, BLayout::Kn),
     ladder(
@@ -419,6 +477,9 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v15::THREADS,
         V15_TILE,
         geometry::v15::SHARED_BYTES,
+        geometry::v15::MIN_BLOCKS,
+        V15_GFLOPS_PER_SM,
+        true,
     ),
     general("gemm_general_bf16_nk", DType::Bf16, BLayout::Nk),
 ];
@@ -432,6 +493,185 @@ pub struct Plan {
     pub reason: String,
     /// Blocks along x, y and z.
     pub grid: (u32, u32, u32),
+    /// Split-K slices of k (1: none). With more, the kernel writes the slices into the
+    /// `Gemm`'s workspace and [`Plan::reduction`] finishes C.
+    pub splits: u32,
+    /// The length of every slice of k but the last (0 without a split).
+    pub k_chunk: u32,
+}
+
+impl Plan {
+    /// The reduction kernel's entry point, when the plan splits k.
+    pub fn reduction(&self) -> Option<&'static str> {
+        (self.splits > 1).then(|| reduction_entry(self.kernel.dtype))
+    }
+}
+
+/// The split-K reduction entries (`kernels-gpu/src/split_k.rs`), in every module: for f32
+/// (and TF32), fp16 and bf16 C.
+pub const REDUCTION_ENTRIES: [&str; 3] = [
+    "gemm_split_k_reduce_f32",
+    "gemm_split_k_reduce_f16",
+    "gemm_split_k_reduce_bf16",
+];
+
+/// The split-K reduction entry that finishes C of element type `dtype`.
+pub fn reduction_entry(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 | DType::Tf32 => REDUCTION_ENTRIES[0],
+        DType::F16 => REDUCTION_ENTRIES[1],
+        DType::Bf16 => REDUCTION_ENTRIES[2],
+    }
+}
+
+/// The most workspace a split may take, in bytes: a split that needs more is not made.
+pub const MAX_WORKSPACE_BYTES: u64 = 256 << 20;
+
+/// Each slice of an automatic split covers at least this much of k: shorter slices spend
+/// more on filling the pipeline and on the workspace than they gain.
+pub const MIN_SLICE_K: u32 = 4 * geometry::split_k::K_GRANULE;
+
+/// The split-K slices dispatch chooses for `spec` on `problem`: `(splits, k_chunk)`, `(1, 0)`
+/// for none. A kernel that supports split-K splits k when its tiles (over the batch) fill
+/// less than one wave of the device, into as many slices as bring them to about one wave,
+/// each at least [`MIN_SLICE_K`] long, within [`MAX_WORKSPACE_BYTES`]. Such a product has
+/// too few tiles to keep the SMs busy however fast each one is; slices of k are more tiles.
+pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, u32) {
+    if !spec.split_k
+        || !caps
+            .entries
+            .iter()
+            .any(|e| e == reduction_entry(spec.dtype))
+    {
+        return (1, 0);
+    }
+    let tiles = (problem.m.div_ceil(spec.block_tile_m as usize) as u64)
+        .saturating_mul(problem.n.div_ceil(spec.block_tile_n as usize) as u64)
+        .saturating_mul(problem.batch as u64);
+    let wave = (caps.sm_count as u64).saturating_mul(spec.blocks_per_sm as u64);
+    if tiles == 0 || tiles * 2 > wave {
+        return (1, 0);
+    }
+    let by_k = problem.k as u64 / MIN_SLICE_K as u64;
+    let by_workspace =
+        MAX_WORKSPACE_BYTES / (4 * (problem.m * problem.n) as u64 * problem.batch as u64).max(1);
+    let wanted = (wave / tiles).min(by_k).min(by_workspace);
+    let (splits, k_chunk) =
+        geometry::split_k::slices(problem.k as u32, wanted.min(u32::MAX as u64) as u32);
+    if splits > 1
+        && split_seconds(spec, caps, problem, splits) < split_seconds(spec, caps, problem, 1)
+    {
+        (splits, k_chunk)
+    } else {
+        (1, 0)
+    }
+}
+
+/// The split-K cost model's DRAM rate of the whole device, in bytes/s per SM (scaled by the
+/// SM count): 2.0 TB/s on the H100's 132 SMs, what v18 reaches on the suite's memory-bound
+/// layers. With the next two constants, it was fitted to the shape suite's fp16 runs with and
+/// without split-K and checked in the run of `docs/results/h100-split-k` (the LLM layers at
+/// m = 16, 64, 256): of the 32 cases it splits, 30 ran 1.08–2.42× faster than unsplit and
+/// two (16×11008×4096, 3 slices) as fast (0.99×, 1.00×); on the 22 it leaves whole, forcing
+/// 2 or 4 slices was never faster (12 measured: 0.72–1.00×), nor on 768³–1408³ and 1000³.
+const MODEL_DEVICE_BYTES_PER_SM: f64 = 2.0e12 / 132.0;
+/// ... the DRAM rate one SM's blocks reach alone, in bytes/s: 50 GB/s, so that ~40 busy SMs
+/// saturate the device.
+const MODEL_SM_BYTES: f64 = 50e9;
+/// ... and the fixed cost of a split, in seconds: the reduction's launch and its pipeline fill.
+const MODEL_SPLIT_SECONDS: f64 = 4e-6;
+
+/// The cost model's estimate of `spec`'s time on `problem` in `splits` slices of k (1: no
+/// split): the larger of its arithmetic time (every multiply-add of its full tiles, at
+/// [`KernelSpec::gflops_per_sm`] per SM, over the blocks that run at once) and its memory
+/// time (A, B and C or the workspace once from DRAM, at what the busy SMs can draw), plus,
+/// with a split, the reduction's traffic and a fixed cost (4 µs). Only its comparisons
+/// matter: it decides whether a split pays.
+pub fn split_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, splits: u32) -> f64 {
+    let (m, n, k, batch) = (
+        problem.m as f64,
+        problem.n as f64,
+        problem.k as f64,
+        problem.batch as f64,
+    );
+    let element = problem.dtype.bytes() as f64;
+    let tiles = (problem.m.div_ceil(spec.block_tile_m as usize)
+        * problem.n.div_ceil(spec.block_tile_n as usize)) as f64
+        * batch;
+    let splits = splits.max(1) as f64;
+    let sms = caps.sm_count.max(1) as f64;
+    let blocks_per_sm = spec.blocks_per_sm.max(1) as f64;
+    let blocks = (tiles * splits).min(sms * blocks_per_sm);
+    let busy_sms = (tiles * splits).min(sms);
+    let padded_flops = 2.0 * tiles * (spec.block_tile_m * spec.block_tile_n) as f64 * k;
+    let block_flops = spec.gflops_per_sm.max(1) as f64 * 1e9 / blocks_per_sm;
+    let arithmetic = padded_flops / (blocks * block_flops);
+    let device_bytes = MODEL_DEVICE_BYTES_PER_SM * sms;
+    let output = if splits > 1.0 { 4.0 * splits } else { element };
+    let bytes = batch * (element * (m + n) * k + output * m * n);
+    let memory = bytes / (busy_sms * MODEL_SM_BYTES).min(device_bytes);
+    let reduction = if splits > 1.0 {
+        batch * m * n * (4.0 * splits + element) / device_bytes + MODEL_SPLIT_SECONDS
+    } else {
+        0.0
+    };
+    arithmetic.max(memory) + reduction
+}
+
+/// Why `spec` cannot run `problem` in `splits` slices of k, or `None` if it can.
+fn split_refusal(
+    spec: &KernelSpec,
+    caps: &DeviceCaps,
+    problem: &Problem,
+    splits: u32,
+) -> Option<String> {
+    if splits <= 1 {
+        return None;
+    }
+    if !spec.split_k {
+        return Some("does not split k".into());
+    }
+    if splits > geometry::split_k::MAX_SPLITS {
+        return Some(format!(
+            "splits k into at most {} slices ({splits} asked)",
+            geometry::split_k::MAX_SPLITS
+        ));
+    }
+    let entry = reduction_entry(spec.dtype);
+    if !caps.entries.iter().any(|e| e == entry) {
+        return Some(format!("{entry} is not in the loaded PTX"));
+    }
+    let bytes = geometry::split_k::workspace_elements(
+        splits,
+        problem.batch as u32,
+        problem.m as u32,
+        problem.n as u32,
+    )
+    .map(|elements| elements.saturating_mul(4));
+    if bytes.is_none_or(|bytes| bytes > MAX_WORKSPACE_BYTES) {
+        return Some(format!(
+            "{splits} slices would need more than {MAX_WORKSPACE_BYTES} bytes of workspace"
+        ));
+    }
+    None
+}
+
+/// Why dispatch, choosing by itself, passes over `spec` for `problem` although it could run
+/// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
+/// measured faster. `None` where nothing is known against it.
+///
+/// One such class so far: v18 (TMA, `wgmma`, persistent) when all of k fits in one of its
+/// k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
+/// they hide, and v15 is faster: 72 µs against v18's 162 µs at 8192×8192×64 fp16 on the H100
+/// (`docs/results/h100-split-k`, `v15-forced` and the fp16 suite, both layouts).
+pub fn passed_over(spec: &KernelSpec, problem: &Problem) -> Option<String> {
+    let one_k_tile = geometry::v17::TILE_K as usize;
+    (spec.grid == GridKind::Persistent && problem.k <= one_k_tile).then(|| {
+        format!(
+            "k ≤ {one_k_tile} is one k-tile, where v15 was measured faster (passed over, \
+             not refused: it runs when forced)"
+        )
+    })
 }
 
 /// Why `spec` cannot run `problem` on `caps`, or `None` if it can.
@@ -515,11 +755,23 @@ pub fn tensor_map_views(
 
 /// The grid for `spec` on `problem`, or `None` if it exceeds CUDA's limits.
 pub fn grid(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<(u32, u32, u32)> {
+    split_grid(spec, caps, problem, 1)
+}
+
+/// The grid for `spec` on `problem` cut into `splits` slices of k (the batch items become
+/// `splits · batch` virtual items), or `None` if it exceeds CUDA's limits.
+pub fn split_grid(
+    spec: &KernelSpec,
+    caps: &DeviceCaps,
+    problem: &Problem,
+    splits: u32,
+) -> Option<(u32, u32, u32)> {
     const MAX_YZ: u64 = 65_535;
     let rows = problem.m.div_ceil(spec.block_tile_m as usize) as u64;
     let columns = problem.n.div_ceil(spec.block_tile_n as usize) as u64;
     let tiles = rows.checked_mul(columns)?;
-    let z = (problem.batch as u64).min(MAX_YZ) as u32;
+    let items = (problem.batch as u64).checked_mul(splits.max(1) as u64)?;
+    let z = items.min(MAX_YZ) as u32;
     let fits_x = |x: u64| u32::try_from(x).ok().filter(|&x| x <= i32::MAX as u32);
     match spec.grid {
         GridKind::Grouped => Some((fits_x(tiles)?, 1, z)),
@@ -529,7 +781,7 @@ pub fn grid(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<(
             _ => Some((fits_x(columns)?, 1, z)),
         },
         GridKind::Persistent => {
-            let work = tiles.checked_mul(problem.batch as u64)?;
+            let work = tiles.checked_mul(items)?;
             u32::try_from(work).ok()?;
             Some((work.min(caps.sm_count.max(1) as u64) as u32, 1, 1))
         }
@@ -538,12 +790,72 @@ pub fn grid(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<(
 
 /// The kernel for `problem` on `caps`: `forced` if given (refused with its reason if it cannot
 /// run the call), else the first of [`KERNELS`] for the call's element type and B layout that
-/// can.
+/// can; k split as [`auto_split`] decides.
 pub fn choose(
     caps: &DeviceCaps,
     problem: &Problem,
     forced: Option<&str>,
 ) -> Result<Plan, GemmError> {
+    choose_split(caps, problem, forced, None)
+}
+
+/// [`choose`], with the split-K slices forced when `forced_splits` is given (1: no split; a
+/// kernel without split-K, or a split its limits refuse, is refused with the reason).
+pub fn choose_split(
+    caps: &DeviceCaps,
+    problem: &Problem,
+    forced: Option<&str>,
+    forced_splits: Option<u32>,
+) -> Result<Plan, GemmError> {
+    let plan = choose_kernel(caps, problem, forced, forced_splits)?;
+    let (splits, k_chunk) = match forced_splits {
+        Some(wanted) => geometry::split_k::slices(problem.k as u32, wanted),
+        None => auto_split(plan.kernel, caps, problem),
+    };
+    if splits <= 1 {
+        return Ok(plan);
+    }
+    // `split_refusal` passed for the forced count; an automatic one stays within its limits.
+    if let Some(reason) = split_refusal(plan.kernel, caps, problem, splits) {
+        return Err(GemmError::KernelRefused {
+            kernel: plan.kernel.name,
+            reason,
+        });
+    }
+    let Some(grid) = split_grid(plan.kernel, caps, problem, splits) else {
+        return Ok(plan);
+    };
+    let reason = format!(
+        "{}; k split into {splits} slices of {k_chunk} (its tiles alone would fill less than \
+         half of the device's {} SMs; estimated {:.1} µs instead of {:.1} µs)",
+        plan.reason,
+        caps.sm_count,
+        1e6 * split_seconds(plan.kernel, caps, problem, splits),
+        1e6 * split_seconds(plan.kernel, caps, problem, 1)
+    );
+    Ok(Plan {
+        grid,
+        splits,
+        k_chunk,
+        reason,
+        ..plan
+    })
+}
+
+/// The kernel of [`choose_split`], before k is split: a kernel that cannot make a forced
+/// split is passed over (or refused, when forced itself).
+fn choose_kernel(
+    caps: &DeviceCaps,
+    problem: &Problem,
+    forced: Option<&str>,
+    forced_splits: Option<u32>,
+) -> Result<Plan, GemmError> {
+    let splits = forced_splits
+        .map(|wanted| geometry::split_k::slices(problem.k as u32, wanted).0)
+        .unwrap_or(1);
+    let refusal = |spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem| {
+        refusal(spec, caps, problem).or_else(|| split_refusal(spec, caps, problem, splits))
+    };
     let candidates = KERNELS
         .iter()
         .filter(|k| k.dtype == problem.dtype && k.b_layout == problem.b_layout);
@@ -564,32 +876,36 @@ pub fn choose(
             kernel: spec,
             reason: "forced by the description".into(),
             grid: grid(spec, caps, problem).expect("checked by refusal"),
+            splits: 1,
+            k_chunk: 0,
         });
     }
-    let mut passed_over = Vec::new();
+    let mut passed = Vec::new();
     for spec in candidates {
-        match refusal(spec, caps, problem) {
-            Some(reason) => passed_over.push(format!("{}: {reason}", spec.name)),
+        match refusal(spec, caps, problem).or_else(|| passed_over(spec, problem)) {
+            Some(reason) => passed.push(format!("{}: {reason}", spec.name)),
             None => {
-                let reason = if passed_over.is_empty() {
+                let reason = if passed.is_empty() {
                     format!(
                         "the fastest {} kernel for B {}",
                         problem.dtype.label(),
                         problem.b_layout.label()
                     )
                 } else {
-                    format!("faster kernels passed over: {}", passed_over.join("; "))
+                    format!("faster kernels passed over: {}", passed.join("; "))
                 };
                 return Ok(Plan {
                     kernel: spec,
                     reason,
                     grid: grid(spec, caps, problem).expect("checked by refusal"),
+                    splits: 1,
+                    k_chunk: 0,
                 });
             }
         }
     }
     Err(GemmError::NoKernel {
-        reason: passed_over.join("; "),
+        reason: passed.join("; "),
     })
 }
 

@@ -62,6 +62,10 @@ pub struct Gemm {
     tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
     /// The entry point of the last kernel queued, which a fault found later names.
     last_kernel: Mutex<Option<&'static str>>,
+    /// The split-K workspace (fp32), grown to the largest split so far. Every call goes to
+    /// the one stream, in order, so one workspace serves them all; the lock is held from
+    /// choosing it to queueing the reduction that last reads it.
+    workspace: Mutex<Option<CudaSlice<f32>>>,
 }
 
 /// What a TMA kernel's pair of tensor maps describes: element type, B layout, and each map's
@@ -96,6 +100,7 @@ impl Gemm {
             caps,
             tensor_maps: Mutex::new(HashMap::new()),
             last_kernel: Mutex::new(None),
+            workspace: Mutex::new(None),
         }
     }
 
@@ -179,7 +184,7 @@ impl Gemm {
                 bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
             },
         )?;
-        dispatch::choose(&self.caps, &problem, desc.kernel)
+        dispatch::choose_split(&self.caps, &problem, desc.kernel, desc.split_k)
     }
 
     /// Queues `C = act(alpha·A·B + beta·C + bias)` as `desc` describes, on the stream. Every
@@ -213,7 +218,7 @@ impl Gemm {
                 bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
             },
         )?;
-        let plan = dispatch::choose(&self.caps, &problem, desc.kernel)?;
+        let plan = dispatch::choose_split(&self.caps, &problem, desc.kernel, desc.split_k)?;
         self.launch(&plan, &problem)
     }
 
@@ -258,23 +263,90 @@ impl Gemm {
         } else {
             0
         };
-        let args = KernelArgs(kernel_args(problem, maps));
-        let function = self.runtime.kernel(spec.entry)?;
+        let mut args = kernel_args(problem, maps);
+        // Held until the reduction is queued: no other call may grow (free) the workspace
+        // between the two launches.
+        let mut workspace = self
+            .workspace
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if plan.splits > 1 {
+            args.workspace = self.workspace(&mut workspace, plan, problem)?;
+            args.splits = plan.splits;
+            args.k_chunk = plan.k_chunk;
+        }
         let config = LaunchConfig {
             grid_dim: plan.grid,
             block_dim: (spec.threads, 1, 1),
             shared_mem_bytes: spec.shared_bytes,
         };
-        let mut builder = self.runtime.stream().launch_builder(&function);
-        builder.arg(&args);
         // SAFETY: `problem` was validated against the buffers' lengths (every element the
         // kernel reads or writes lies inside them, C overlaps no input), the addresses belong
-        // to this context, dispatch checked the kernel's alignment and shared-memory needs, and
-        // the argument block has the layout the kernel reads.
-        unsafe { builder.launch(config) }
-            .map_err(|e| GemmError::cuda(format!("launching {}", spec.entry), e))?;
-        self.queued(spec.entry);
+        // to this context, dispatch checked the kernel's alignment and shared-memory needs
+        // (and, for a split, that it splits k), the workspace holds splits·batch·m·n values,
+        // and the argument block has the layout the kernel reads.
+        unsafe { self.launch_entry(spec.entry, config, &args) }?;
+        if let Some(entry) = plan.reduction() {
+            let elements = (problem.batch * problem.m * problem.n) as u64;
+            let threads = gemm_geometry::split_k::REDUCE_THREADS;
+            // Enough blocks to fill the device a few times; each thread walks the rest.
+            let blocks = elements
+                .div_ceil(threads as u64)
+                .min(8 * self.caps.sm_count.max(1) as u64) as u32;
+            let config = LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (threads, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: queued after the split launch on the same stream, which filled the
+            // workspace for these arguments; it writes only the described elements of C and
+            // reads C only when beta ≠ 0, as the split launch would have.
+            unsafe { self.launch_entry(entry, config, &args) }?;
+        }
         Ok(())
+    }
+
+    /// Queues `entry` with the argument block `args`.
+    ///
+    /// # Safety
+    /// `args` must satisfy the entry's preconditions and `config` be its launch.
+    unsafe fn launch_entry(
+        &self,
+        entry: &'static str,
+        config: LaunchConfig,
+        args: &GemmArgs,
+    ) -> Result<(), GemmError> {
+        let function = self.runtime.kernel(entry)?;
+        let args = KernelArgs(*args);
+        let mut builder = self.runtime.stream().launch_builder(&function);
+        builder.arg(&args);
+        // SAFETY: the caller's contract.
+        unsafe { builder.launch(config) }
+            .map_err(|e| GemmError::cuda(format!("launching {entry}"), e))?;
+        self.queued(entry);
+        Ok(())
+    }
+
+    /// The device address of a workspace of at least `plan.splits · batch · m · n` fp32 values,
+    /// growing `held` (the `Gemm`'s, locked by the caller) when it is shorter.
+    fn workspace(
+        &self,
+        held: &mut Option<CudaSlice<f32>>,
+        plan: &Plan,
+        problem: &Problem,
+    ) -> Result<u64, GemmError> {
+        let needed = plan.splits as usize * problem.batch * problem.m * problem.n;
+        if held.as_ref().is_none_or(|w| w.len() < needed) {
+            // The old one is freed in stream order, after the kernels that used it.
+            *held = None;
+            // SAFETY: every element the split kernel's reduction reads, the split kernel
+            // writes first.
+            let fresh = unsafe { self.runtime.stream().alloc::<f32>(needed) }
+                .map_err(|e| GemmError::cuda("allocating the split-K workspace", e))?;
+            *held = Some(fresh);
+        }
+        let workspace = held.as_ref().expect("allocated above");
+        Ok(self.runtime.address(workspace))
     }
 }
 
@@ -340,6 +412,7 @@ pub fn kernel_args(problem: &Problem, tensor_maps: u64) -> GemmArgs {
         stride_a: problem.strides.0 as u64,
         stride_b: problem.strides.1 as u64,
         stride_c: problem.strides.2 as u64,
+        workspace: 0,
         m: problem.m as u32,
         n: problem.n as u32,
         k: problem.k as u32,
@@ -351,6 +424,8 @@ pub fn kernel_args(problem: &Problem, tensor_maps: u64) -> GemmArgs {
         alpha: problem.alpha,
         beta: problem.beta,
         slope,
+        splits: 1,
+        k_chunk: 0,
         reserved: 0,
     }
 }

@@ -82,6 +82,9 @@ pub struct SuiteInfo {
     /// did not run.
     #[serde(default)]
     pub kernel: Option<String>,
+    /// The split-K slices of k it ran in (absent or 1: no split).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub splits: Option<u32>,
     /// Its PTX entry point.
     #[serde(default)]
     pub kernel_entry: Option<String>,

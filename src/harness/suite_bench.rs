@@ -53,6 +53,12 @@ pub struct SuiteOptions {
     pub reps: usize,
     /// Stop timing once ours and cuBLAS's timed launches add up to this many milliseconds.
     pub max_ms: f64,
+    /// Run this kernel instead of dispatch's choice (`MatmulDesc::kernel`); a case it refuses
+    /// is recorded as skipped, with the reason.
+    pub kernel: Option<&'static str>,
+    /// Split k into about this many slices (`MatmulDesc::split_k`; 1: never); a case no kernel
+    /// can split so is recorded as skipped.
+    pub split_k: Option<u32>,
 }
 
 /// The precision as records name it: `fp32` (exact), `tf32`, `fp16`, `bf16`.
@@ -336,6 +342,7 @@ impl<'g> SuiteBench<'g> {
             shape_name: entry.name.clone(),
             b_layout: layout.label().to_string(),
             kernel: None,
+            splits: None,
             kernel_entry: None,
             cublas_ms: None,
             ratio: None,
@@ -366,10 +373,26 @@ impl<'g> SuiteBench<'g> {
         if dtype == DType::Tf32 {
             desc = desc.tf32();
         }
+        if let Some(name) = options.kernel {
+            desc = desc.kernel(name);
+        }
+        if let Some(slices) = options.split_k {
+            desc = desc.split_k(slices);
+        }
         let Operands {
             a, b, c, c_blas, ..
         } = operands;
-        let plan = self.gemm.plan(&a[0], &b[0], &*c, &desc)?;
+        let plan = match self.gemm.plan(&a[0], &b[0], &*c, &desc) {
+            Ok(plan) => plan,
+            Err(refused @ (GemmError::KernelRefused { .. } | GemmError::NoKernel { .. }))
+                if options.kernel.is_some() || options.split_k.is_some() =>
+            {
+                let mut record = self.new_record::<T>(entry, layout, dtype, seed, 0);
+                record.skipped = Some(format!("the forced kernel or split: {refused}"));
+                return Ok(record);
+            }
+            Err(e) => return Err(e),
+        };
         let ours = |a: &CudaSlice<T>, b: &CudaSlice<T>, c: &mut CudaSlice<T>| {
             self.gemm.matmul(a, b, c, &desc)
         };
@@ -415,7 +438,14 @@ impl<'g> SuiteBench<'g> {
         let (ms, cublas_ms) = (median(&mine), median(&cublas));
 
         let mut record = self.new_record::<T>(entry, layout, dtype, seed, mine.len());
-        record.idea = format!("rust_gemm::Gemm::matmul → {}", plan.kernel.name);
+        record.idea = if plan.splits > 1 {
+            format!(
+                "rust_gemm::Gemm::matmul → {} (k in {} slices)",
+                plan.kernel.name, plan.splits
+            )
+        } else {
+            format!("rust_gemm::Gemm::matmul → {}", plan.kernel.name)
+        };
         record.set_verification(&verification);
         record.set_time(ms, &shape);
         record.set_reference_time(cublas_ms);
@@ -425,6 +455,7 @@ impl<'g> SuiteBench<'g> {
         let (achieved, cublas_gbs) = (gbs(ms), gbs(cublas_ms));
         info.kernel = Some(plan.kernel.name.to_string());
         info.kernel_entry = Some(plan.kernel.entry.to_string());
+        info.splits = (plan.splits > 1).then_some(plan.splits);
         info.cublas_ms = Some(cublas_ms);
         info.ratio = Some(cublas_ms / ms);
         info.achieved_gbs = Some(achieved);

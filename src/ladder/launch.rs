@@ -130,8 +130,9 @@ impl Runtime {
     }
 }
 
-/// A TMA tensor map for a row-major fp16 matrix of `rows × cols` at device `address`, read in
-/// boxes of `box_rows × box_cols` with the 128-byte swizzle.
+/// A 2-D TMA tensor map for a row-major fp16 matrix of `rows × cols` at device `address`
+/// (contiguous rows), read in boxes of `box_rows × box_cols` with the 128-byte swizzle: the
+/// runtime's one encoder, with its checks.
 fn encode_tensor_map(
     address: u64,
     cols: usize,
@@ -139,41 +140,23 @@ fn encode_tensor_map(
     box_cols: u32,
     box_rows: u32,
 ) -> Result<[u8; 128], GemmError> {
-    use cudarc::driver::sys::{
-        CUtensorMap, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave,
-        CUtensorMapL2promotion, CUtensorMapSwizzle, cuTensorMapEncodeTiled,
+    use crate::runtime::tensor_map::{MapElement, MapRank, MatrixView, TensorMapError, encode_map};
+    let view = MatrixView {
+        address,
+        rows: rows as u64,
+        cols: cols as u64,
+        ld: cols as u64,
+        batch: 1,
+        batch_stride: 0,
     };
-    let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
-    let dims = [cols as u64, rows as u64];
-    // Bytes from one row to the next (the innermost stride is implied).
-    let strides = [cols as u64 * 2];
-    let boxes = [box_cols, box_rows];
-    let element_strides = [1u32, 1];
-    let result = unsafe {
-        cuTensorMapEncodeTiled(
-            map.as_mut_ptr(),
-            CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-            2,
-            address as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            element_strides.as_ptr(),
-            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
-    };
-    result
-        .result()
-        .map_err(|e| GemmError::cuda("encoding a TMA tensor map", e))?;
-    let map = unsafe { map.assume_init() };
-    let mut bytes = [0u8; 128];
-    for (chunk, word) in bytes.as_chunks_mut::<8>().0.iter_mut().zip(map.opaque) {
-        *chunk = word.to_le_bytes();
-    }
-    Ok(bytes)
+    encode_map(MapElement::F16, MapRank::Two, &view, box_cols, box_rows).map_err(|e| match e {
+        TensorMapError::Driver(source) => GemmError::cuda("encoding a TMA tensor map", source),
+        // The rung's own check (`TmaRows`) comes first; this is the encoder's second line.
+        other => GemmError::KernelRefused {
+            kernel: "a TMA rung",
+            reason: other.to_string(),
+        },
+    })
 }
 
 /// Refuses buffers whose element type is not the one `rung` takes.

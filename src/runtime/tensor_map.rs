@@ -1,12 +1,14 @@
-//! TMA tensor maps for the library's TMA kernels (`gemm_v18_{f16,bf16}_{kn,nk}`): a pure
-//! function from a matrix view (address, element type, rows, columns, leading dimension, batch,
-//! batch stride) and a box to the 128-byte `CUtensorMap`, through the driver's
-//! `cuTensorMapEncodeTiled`, like `encode_tensor_map` in `gpu.rs` does for the ladder's 2-D maps.
+//! TMA tensor maps for every TMA kernel, the library's (`gemm_v18_{f16,bf16}_{kn,nk}`, 3-D
+//! maps) and the ladder's (v17, v18: 2-D maps): a pure function from a matrix view (address,
+//! element type, rows, columns, leading dimension, batch, batch stride) and a box to the
+//! 128-byte `CUtensorMap`, through the driver's `cuTensorMapEncodeTiled`. One encoder, one set
+//! of checks ([`tiled_map_spec`]) for both.
 //!
-//! Every map here has rank 3, dimensions innermost first: (columns, rows, batch), strides in
+//! A library map has rank 3, dimensions innermost first: (columns, rows, batch), strides in
 //! bytes (ld·2, batch stride·2), the 128-byte swizzle, zeros outside the matrix (OOB fill
 //! none), L2 promotion 256 B. The box is (box columns, box rows, 1): the kernel asks for one
-//! batch item per copy.
+//! batch item per copy. A ladder map ([`MapRank::Two`]) is the same without the batch
+//! dimension (its view has one item), as the rungs' 2-D copies need.
 //!
 //! What each library entry needs, in this order in one buffer of 256 bytes (64-byte aligned,
 //! the address passed as `GemmArgs::tensor_maps`), boxes from `gemm_geometry::v17`:
@@ -42,6 +44,16 @@ pub enum MapElement {
     F16,
     /// bfloat16.
     Bf16,
+}
+
+/// The rank of a map: what the kernel's copy instructions (`cp.async.bulk.tensor.2d` or
+/// `.3d`) expect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapRank {
+    /// (columns, rows): one matrix (the ladder's rungs).
+    Two,
+    /// (columns, rows, batch): the library's kernels.
+    Three,
 }
 
 /// A row-major matrix, or a batch of equally shaped ones, in device memory: element `(z, r,
@@ -112,6 +124,9 @@ pub enum TensorMapError {
         /// Box rows.
         rows: u32,
     },
+    /// A 2-D map of a view with more than one batch item.
+    #[error("tensor map: a 2-D map describes one matrix, not a batch of {0}")]
+    Batched(u64),
     /// The driver refused the map.
     #[error("encoding a TMA tensor map: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
@@ -192,29 +207,49 @@ pub fn tiled_map_spec(
 }
 
 /// The 128-byte TMA tensor map of `view` (elements of `element`) read in boxes of `box_rows`
-/// rows × `box_cols` columns of one batch item, 128-byte swizzle, zeros outside the matrix:
-/// see [`tiled_map_spec`] for the rules it checks first. Needs a current CUDA context (the
-/// driver is loaded through cudarc).
+/// rows × `box_cols` columns of one batch item, 128-byte swizzle, zeros outside the matrix,
+/// of rank 3 (the library's kernels): see [`tiled_map_spec`] for the rules it checks first.
+/// Needs a current CUDA context (the driver is loaded through cudarc).
 pub fn encode_tiled_map(
     element: MapElement,
     view: &MatrixView,
     box_cols: u32,
     box_rows: u32,
 ) -> Result<[u8; 128], TensorMapError> {
+    encode_map(element, MapRank::Three, view, box_cols, box_rows)
+}
+
+/// [`encode_tiled_map`] of the given rank; a [`MapRank::Two`] map describes a view of one
+/// batch item.
+pub fn encode_map(
+    element: MapElement,
+    rank: MapRank,
+    view: &MatrixView,
+    box_cols: u32,
+    box_rows: u32,
+) -> Result<[u8; 128], TensorMapError> {
+    if rank == MapRank::Two && view.batch != 1 {
+        return Err(TensorMapError::Batched(view.batch));
+    }
     let spec = tiled_map_spec(view, box_cols, box_rows)?;
+    let rank = match rank {
+        MapRank::Two => 2,
+        MapRank::Three => 3,
+    };
     let data_type = match element {
         MapElement::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         MapElement::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
     };
     let element_strides = [1u32; 3];
     let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
-    // SAFETY: every pointer refers to a live array of the length `rank` (3, or 2 for the
-    // strides) the driver reads; `map` is written by the driver before `assume_init`.
+    // SAFETY: every pointer refers to a live array at least as long as the driver reads for
+    // `rank` (rank values, rank − 1 strides); `map` is written by the driver before
+    // `assume_init`.
     let result = unsafe {
         cuTensorMapEncodeTiled(
             map.as_mut_ptr(),
             data_type,
-            3,
+            rank,
             view.address as *mut std::ffi::c_void,
             spec.dims.as_ptr(),
             spec.strides.as_ptr(),
@@ -249,6 +284,30 @@ mod tests {
             batch,
             batch_stride,
         }
+    }
+
+    #[test]
+    fn a_two_dimensional_map_describes_one_matrix() {
+        // Refused before the driver is asked (no GPU needed).
+        let err = encode_map(
+            MapElement::F16,
+            MapRank::Two,
+            &view(64, 64, 64, 2, 4096),
+            64,
+            64,
+        );
+        assert!(matches!(err, Err(TensorMapError::Batched(2))), "{err:?}");
+        let err = encode_map(
+            MapElement::F16,
+            MapRank::Two,
+            &view(64, 60, 60, 1, 0),
+            64,
+            64,
+        );
+        assert!(
+            matches!(err, Err(TensorMapError::LeadingDimension { .. })),
+            "{err:?}"
+        );
     }
 
     #[test]

@@ -73,6 +73,8 @@ pub struct Call {
     pub activation: Option<Activation>,
     /// A kernel forced through `MatmulDesc::kernel`.
     pub kernel: Option<&'static str>,
+    /// Split-K slices forced through `MatmulDesc::split_k`.
+    pub split_k: Option<u32>,
     pub defect: Option<Defect>,
 }
 
@@ -163,6 +165,7 @@ impl Call {
         } else {
             None
         };
+        let split_k = rng.chance(0.15).then(|| rng.pick(&[1, 2, 3, 8, 64]));
         let mut offsets = [0; 4];
         for offset in &mut offsets {
             *offset = if aligned {
@@ -191,6 +194,7 @@ impl Call {
             bias,
             activation,
             kernel,
+            split_k,
             defect: None,
         };
         if rng.chance(0.05) {

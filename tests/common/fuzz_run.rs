@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 /// What one call did.
 pub enum Outcome {
-    /// Ran on this kernel entry and matched the reference.
-    Ran(&'static str),
+    /// Ran on this kernel entry (and, when k was split, this reduction entry) and matched the
+    /// reference.
+    Ran(&'static str, Option<&'static str>),
     /// Refused with the error its defect calls for.
     Refused(String),
 }
@@ -47,7 +48,7 @@ fn run_typed<T: GemmElement>(
         b_dev.slice(view(1)),
         bias_dev.slice(view(3)),
     );
-    let describe = |kernel: Option<&'static str>| {
+    let describe = |kernel: Option<&'static str>, split_k: Option<u32>| {
         let mut desc = MatmulDesc::<T>::new(call.m, call.n, call.k)
             .b_layout(call.layout)
             .alpha(call.alpha)
@@ -79,6 +80,9 @@ fn run_typed<T: GemmElement>(
         if let Some(name) = kernel {
             desc = desc.kernel(name);
         }
+        if let Some(slices) = split_k {
+            desc = desc.split_k(slices);
+        }
         desc
     };
     let mut c_view = c_dev.slice_mut(view(2));
@@ -86,11 +90,18 @@ fn run_typed<T: GemmElement>(
     // dispatch, so that every call computes something.
     let forced = call.kernel.filter(|&name| {
         !matches!(
-            gemm.plan(&a_view, &b_view, &c_view, &describe(Some(name))),
+            gemm.plan(&a_view, &b_view, &c_view, &describe(Some(name), None)),
             Err(GemmError::KernelRefused { .. })
         )
     });
-    let desc = describe(forced);
+    // Likewise a forced split that this kernel (or every kernel) cannot make.
+    let split_k = call.split_k.filter(|&slices| {
+        !matches!(
+            gemm.plan(&a_view, &b_view, &c_view, &describe(forced, Some(slices))),
+            Err(GemmError::KernelRefused { .. } | GemmError::NoKernel { .. })
+        )
+    });
+    let desc = describe(forced, split_k);
     let plan = gemm.plan(&a_view, &b_view, &c_view, &desc);
     let result = gemm.matmul(&a_view, &b_view, &mut c_view, &desc);
     let out = stream
@@ -165,7 +176,7 @@ fn run_typed<T: GemmElement>(
             ));
         }
     }
-    Ok(Outcome::Ran(entry))
+    Ok(Outcome::Ran(entry, plan.reduction()))
 }
 
 /// Runs `call` with the element type its dtype names (`stream`: where the buffers live).

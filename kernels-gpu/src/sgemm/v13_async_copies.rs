@@ -58,6 +58,11 @@
 //! stores of C are taken only where the addresses allow them, decided at run time (per batch
 //! item) from the arguments; elsewhere 4-byte copies and stores, so any leading dimension and
 //! any 4-byte aligned base work.
+//!
+//! Both entries support split-K ([`crate::split_k`]): with `args.splits > 1` grid z walks the
+//! slices of k of every batch item, and each block stores its tile's raw fp32 accumulators
+//! into the workspace instead of C. The body is the same; only the item's A, B, k and target
+//! differ.
 
 use super::v10_warp_tiling::{lane_origin, multiply_eight, store_warp_tile};
 use crate::device::{
@@ -65,9 +70,9 @@ use crate::device::{
     shared_address, shared_f32, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
     write4,
 };
-use crate::epilogue::apply;
 use crate::ladder_epilogue::Epilogue;
 use crate::pipeline::StageRing;
+use crate::split_k;
 use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
@@ -154,7 +159,7 @@ crate::launch_bounds!(gemm_v13_f32_kn, THREADS, MIN_BLOCKS_PER_SM);
 /// Library fp32 GEMM, B stored `[k, n]`: for each batch item,
 /// `C = act(alpha·A·B + beta·C + bias)` as [`GemmArgs`] defines it, exact fp32 (FFMA).
 ///
-/// Launch: [`THREADS`] threads (1-D), grid `(v13::grid_x(m, n), 1, min(batch, 65535))`,
+/// Launch: [`THREADS`] threads (1-D), grid `(v13::grid_x(m, n), 1, min(items, 65535))` (items: `split_k::items(args)`, the batch without a split),
 /// [`gemm_geometry::v13::SHARED_BYTES_KN`] bytes of dynamic shared memory (over 48 KiB: the
 /// function's max-dynamic-shared-memory attribute must allow it).
 ///
@@ -167,6 +172,12 @@ crate::launch_bounds!(gemm_v13_f32_kn, THREADS, MIN_BLOCKS_PER_SM);
 /// time, else 4; where C's batch base is 16-byte aligned and `ldc` a multiple of 4, C is
 /// written 16 bytes at a time, else 4. Those choices are made here, so they are not
 /// preconditions.
+///
+/// Split-K ([`crate::split_k`]): with `args.splits > 1` (and `k_chunk` as
+/// `gemm_geometry::split_k::slices` gives it) grid z walks `splits·batch` virtual items
+/// (`splits·batch < 2³²`), and each writes its slice's raw fp32 product to `args.workspace`
+/// (`splits·batch·m·n` fp32, 4-byte aligned, overlapping nothing it reads) instead of C, which
+/// is neither read nor written; 16-byte stores where a workspace row allows them, else 4.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_f32_kn(args: GemmArgs) {
     // SAFETY: the caller's contract above.
@@ -178,12 +189,12 @@ crate::launch_bounds!(gemm_v13_f32_nk, THREADS, MIN_BLOCKS_PER_SM);
 /// Library fp32 GEMM, B stored `[n, k]` (`C = act(alpha·A·Bᵀ + beta·C + bias)`, B a PyTorch
 /// `nn.Linear` weight), exact fp32 (FFMA).
 ///
-/// Launch: [`THREADS`] threads (1-D), grid `(v13::grid_x(m, n), 1, min(batch, 65535))`,
+/// Launch: [`THREADS`] threads (1-D), grid `(v13::grid_x(m, n), 1, min(items, 65535))` (items: `split_k::items(args)`, the batch without a split),
 /// [`gemm_geometry::v13::SHARED_BYTES_NK`] bytes of dynamic shared memory.
 ///
 /// # Safety
 /// As [`gemm_v13_f32_kn`], with B `[n, k]` (`ldb ≥ k`). A and B are both copied 4 bytes at a
-/// time (transposed on the way), so they need only 4-byte alignment; C as there.
+/// time (transposed on the way), so they need only 4-byte alignment; C and split-K as there.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_f32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract above.
@@ -217,37 +228,51 @@ impl Operands {
     }
 }
 
-/// The library entries: walk the batch along grid z, run the pipeline on each item, and store
-/// through the fused epilogue.
+/// The library entries: walk the batch (or, under split-K, the slices of every batch item)
+/// along grid z, run the pipeline on each item, and store through the fused epilogue (or raw
+/// into the split-K workspace; see [`crate::split_k`]).
 ///
 /// # Safety
 /// As [`gemm_v13_f32_kn`] (`B_NK` false) or [`gemm_v13_f32_nk`] (`B_NK` true).
 #[inline(always)]
 unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
+    // SAFETY: forwarded, with `SPLIT` as `is_split` says.
+    unsafe {
+        if split_k::is_split(args) {
+            walk::<B_NK, true>(args)
+        } else {
+            walk::<B_NK, false>(args)
+        }
+    }
+}
+
+/// [`library`]'s walk over the virtual items along grid z, compiled once per `SPLIT`
+/// (`split_k::is_split(args)`; see [`crate::split_k`]).
+///
+/// # Safety
+/// As [`library`], and `SPLIT` must be `split_k::is_split(args)`.
+#[inline(always)]
+unsafe fn walk<const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
     let (m, n) = (args.m, args.n);
     let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
-    let mut z = block_z();
-    while z < args.batch {
-        // 64-bit offsets: a batch stride times z may pass 2³².
-        let a = (args.a as *const f32).wrapping_add(z as usize * args.stride_a as usize);
-        let b = (args.b as *const f32).wrapping_add(z as usize * args.stride_b as usize);
-        let c = (args.c as *mut f32).wrapping_add(z as usize * args.stride_c as usize);
+    let mut zz = block_z();
+    while zz < split_k::items(args) {
+        let item = split_k::item_operands::<f32, B_NK, SPLIT>(args, zz);
         let operands = Operands {
-            a,
-            b,
+            a: item.a,
+            b: item.b,
             lda: args.lda,
             ldb: args.ldb,
             m,
             n,
-            k: args.k,
-            b_aligned_16: (b as usize).is_multiple_of(16),
+            k: item.k,
+            b_aligned_16: (item.b as usize).is_multiple_of(16),
         };
-        let c_vector = (c as usize).is_multiple_of(16) && args.ldc.is_multiple_of(4);
         // Not hoisted out of the batch loop (see `thread_x_each_time`).
         let thread = thread_x_each_time();
         // One store after both paths (the ladder entry has one per path): the epilogue is long
         // (GELU's tanh, an IEEE division), and this way the kernel holds one copy of it.
-        // SAFETY: the caller's contract (valid operands of item z); `interior` picks the path
+        // SAFETY: the caller's contract (valid operands of item zz); `interior` picks the path
         // whose copies stay inside.
         let (acc, row, col) = unsafe {
             if interior::<B_NK>(&operands, first_row, first_col) {
@@ -256,9 +281,12 @@ unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
                 pipelined_tile::<B_NK, true>(&operands, thread, first_row, first_col)
             }
         };
-        // SAFETY: C of item z, `c_vector` as its condition says; only elements inside are written.
-        unsafe { store_with_epilogue(&acc, c, args, row, col, c_vector) };
-        z += grid_dim_z();
+        // Worked out after the k loop, so that nothing of it is held across.
+        let target = split_k::item_target::<f32, SPLIT>(args, zz);
+        // SAFETY: the target is item zz's C (or its workspace matrix); only elements inside
+        // m × n are written.
+        unsafe { store_with_epilogue(&acc, args, &target, row, col) };
+        zz += grid_dim_z();
         // The next item's first copies go into stages that slower warps may still be reading.
         sync_threads();
     }
@@ -546,29 +574,31 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
     (acc, first_row + row0, first_col + col0)
 }
 
-/// Writes a lane's accumulators to C (one batch item's, row stride `args.ldc`) through the
-/// library's epilogue (`crate::epilogue::apply`: alpha, beta·C, bias, activation), skipping
-/// elements outside `m × n`. `acc[i][j]` goes to row `row + (i / 4)·32 + i % 4`, column
-/// `col + (j / 4)·16 + j % 4`, as in [`store_warp_tile`]. `c_vector`: C's base is 16-byte
-/// aligned and `ldc` a multiple of 4, so four columns from a multiple of 4 are one 16-byte store.
+/// Writes a lane's accumulators to `target` (one item's C, row stride `target.ld`, through the
+/// library's epilogue; or its split-K workspace matrix, raw: [`split_k::output_value`]),
+/// skipping elements outside `m × n`. `acc[i][j]` goes to row `row + (i / 4)·32 + i % 4`,
+/// column `col + (j / 4)·16 + j % 4`, as in [`store_warp_tile`]. Where the target's base is
+/// 16-byte aligned and its row stride a multiple of 4, four columns from a multiple of 4 are
+/// one 16-byte store.
 ///
 /// # Safety
-/// `c` must hold `m` rows of `args.ldc` elements (the last needing only `n`); the bias, if any,
-/// `n` elements.
+/// `target` must hold `m` rows of `target.ld` elements (the last needing only `n`); the bias,
+/// if any, `n` elements.
 #[inline(always)]
 unsafe fn store_with_epilogue(
     acc: &Accumulators,
-    c: *mut f32,
     args: &GemmArgs,
+    target: &split_k::ItemTarget,
     row: u32,
     col: u32,
-    c_vector: bool,
 ) {
     let (m, n) = (args.m, args.n);
+    let c = target.at as *mut f32;
+    let vector = target.at.is_multiple_of(16) && target.ld.is_multiple_of(4);
     seq!(i in 0..8 {
         let r = row + (i / 4) * 32 + i % 4;
         if r < m {
-            let c_row = c.wrapping_add(r as usize * args.ldc as usize);
+            let c_row = c.wrapping_add(r as usize * target.ld as usize);
             seq!(s in 0..2 {
                 let cc = col + 16 * s;
                 let at = c_row.wrapping_add(cc as usize);
@@ -577,16 +607,18 @@ unsafe fn store_with_epilogue(
                 seq!(q in 0..4 {
                     if cc + q < n {
                         // SAFETY: an element of row r inside C (read only when beta ≠ 0).
-                        out[q] = unsafe { apply::<f32>(args, acc[i][4 * s + q], at.wrapping_add(q), cc + q) };
+                        out[q] = unsafe {
+                            split_k::output_value::<f32>(args, target, acc[i][4 * s + q], at.wrapping_add(q), cc + q)
+                        };
                     }
                 });
-                if c_vector && cc + 4 <= n {
-                    // SAFETY: four elements of row r inside C, 16-byte aligned (`c_vector`).
+                if vector && cc + 4 <= n {
+                    // SAFETY: four elements of row r inside the target, 16-byte aligned.
                     unsafe { write4(at, f32x4::from_array(out)) };
                 } else {
                     seq!(q in 0..4 {
                         if cc + q < n {
-                            // SAFETY: an element of row r inside C.
+                            // SAFETY: an element of row r inside the target.
                             unsafe { at.wrapping_add(q).write(out[q]) };
                         }
                     });

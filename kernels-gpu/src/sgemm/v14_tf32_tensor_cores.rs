@@ -38,13 +38,18 @@
 //! A's, with no transposition anywhere. The 16-byte copies are taken only where the addresses
 //! allow them, decided at run time (per batch item) from the arguments; elsewhere 4-byte
 //! copies, so any leading dimension and any 4-byte aligned base work.
+//!
+//! Both entries support split-K ([`crate::split_k`]): with `args.splits > 1` grid z walks the
+//! slices of k of every batch item, and each block stores its tile's raw fp32 accumulators
+//! into the workspace instead of C. The body is the same; only the item's A, B, k and target
+//! differ.
 
 use crate::device::{
     at, block_z, commit_async_copies, copy_async_4, copy_async_16, grid_dim_z, shared_address,
     shared_f32, store2_or_partial, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
 };
-use crate::epilogue::apply;
 use crate::pipeline::StageRing;
+use crate::split_k;
 use crate::tensor_core::{mma_tf32_m16n8k8, to_tf32};
 use crate::tile_order::grouped_block_origin;
 use gemm_geometry::GemmArgs;
@@ -123,7 +128,7 @@ crate::launch_bounds!(gemm_v14_tf32_kn, THREADS, MIN_BLOCKS_PER_SM);
 /// `C = act(alpha·A·B + beta·C + bias)` as [`GemmArgs`] defines it, with A and B rounded to
 /// TF32 (`cvt.rna`) and fp32 accumulation.
 ///
-/// Launch: [`THREADS`] threads (1-D), grid `(v14::grid_x(m, n), 1, min(batch, 65535))`,
+/// Launch: [`THREADS`] threads (1-D), grid `(v14::grid_x(m, n), 1, min(items, 65535))` (items: `split_k::items(args)`, the batch without a split),
 /// [`gemm_geometry::v14::SHARED_BYTES_KN`] bytes of dynamic shared memory (over 48 KiB: the
 /// function's max-dynamic-shared-memory attribute must allow it).
 ///
@@ -136,6 +141,12 @@ crate::launch_bounds!(gemm_v14_tf32_kn, THREADS, MIN_BLOCKS_PER_SM);
 /// time, else 4; B likewise with `ldb` and `n`; where C's batch base is 8-byte aligned and `ldc`
 /// even, C is written 8 bytes at a time, else 4. Those choices are made here, so they are not
 /// preconditions.
+///
+/// Split-K ([`crate::split_k`]): with `args.splits > 1` (and `k_chunk` as
+/// `gemm_geometry::split_k::slices` gives it) grid z walks `splits·batch` virtual items
+/// (`splits·batch < 2³²`), and each writes its slice's raw fp32 product to `args.workspace`
+/// (`splits·batch·m·n` fp32, 4-byte aligned, overlapping nothing it reads) instead of C, which
+/// is neither read nor written; 8-byte stores where a workspace row allows them (n even), else 4.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v14_tf32_kn(args: GemmArgs) {
     // SAFETY: the caller's contract above.
@@ -147,12 +158,13 @@ crate::launch_bounds!(gemm_v14_tf32_nk, THREADS, MIN_BLOCKS_PER_SM);
 /// Library TF32 GEMM, B stored `[n, k]` (`C = act(alpha·A·Bᵀ + beta·C + bias)`, B a PyTorch
 /// `nn.Linear` weight), A and B rounded to TF32, fp32 accumulation.
 ///
-/// Launch: [`THREADS`] threads (1-D), grid `(v14::grid_x(m, n), 1, min(batch, 65535))`,
+/// Launch: [`THREADS`] threads (1-D), grid `(v14::grid_x(m, n), 1, min(items, 65535))` (items: `split_k::items(args)`, the batch without a split),
 /// [`gemm_geometry::v14::SHARED_BYTES_NK`] bytes of dynamic shared memory.
 ///
 /// # Safety
 /// As [`gemm_v14_tf32_kn`], with B `[n, k]` (`ldb ≥ k`): B is copied 16 bytes at a time where
-/// its batch base is 16-byte aligned and `ldb` and `k` are multiples of 4, else 4.
+/// its batch base is 16-byte aligned and `ldb` and `k` are multiples of 4, else 4. Split-K as
+/// there.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v14_tf32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract above.
@@ -195,50 +207,68 @@ impl Operands {
     }
 }
 
-/// The library entries: walk the batch along grid z, run the pipeline on each item, and store
-/// through the fused epilogue.
+/// The library entries: walk the batch (or, under split-K, the slices of every batch item)
+/// along grid z, run the pipeline on each item, and store through the fused epilogue (or raw
+/// into the split-K workspace; see [`crate::split_k`]).
 ///
 /// # Safety
 /// As [`gemm_v14_tf32_kn`] (`B_NK` false) or [`gemm_v14_tf32_nk`] (`B_NK` true).
 #[inline(always)]
 unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
+    // SAFETY: forwarded, with `SPLIT` as `is_split` says.
+    unsafe {
+        if split_k::is_split(args) {
+            walk::<B_NK, true>(args)
+        } else {
+            walk::<B_NK, false>(args)
+        }
+    }
+}
+
+/// [`library`]'s walk over the virtual items along grid z, compiled once per `SPLIT`
+/// (`split_k::is_split(args)`; see [`crate::split_k`]).
+///
+/// # Safety
+/// As [`library`], and `SPLIT` must be `split_k::is_split(args)`.
+#[inline(always)]
+unsafe fn walk<const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
     let (m, n) = (args.m, args.n);
     let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
-    let mut z = block_z();
-    while z < args.batch {
-        // 64-bit offsets: a batch stride times z may pass 2³².
-        let a = (args.a as *const f32).wrapping_add(z as usize * args.stride_a as usize);
-        let b = (args.b as *const f32).wrapping_add(z as usize * args.stride_b as usize);
-        let c = (args.c as *mut f32).wrapping_add(z as usize * args.stride_c as usize);
+    let mut zz = block_z();
+    while zz < split_k::items(args) {
+        let item = split_k::item_operands::<f32, B_NK, SPLIT>(args, zz);
         let operands = Operands {
-            a,
-            b,
+            a: item.a,
+            b: item.b,
             lda: args.lda,
             ldb: args.ldb,
             m,
             n,
-            k: args.k,
-            a_aligned_16: (a as usize).is_multiple_of(16),
-            b_aligned_16: (b as usize).is_multiple_of(16),
+            k: item.k,
+            a_aligned_16: (item.a as usize).is_multiple_of(16),
+            b_aligned_16: (item.b as usize).is_multiple_of(16),
         };
-        // Pairs of columns (2q, 2q + 1) as one 8-byte store.
-        let c_vector = (c as usize).is_multiple_of(8) && args.ldc.is_multiple_of(2);
-        // SAFETY: the caller's contract (valid operands of item z). The thread index is read
+        // SAFETY: the caller's contract (valid operands of item zz). The thread index is read
         // anew per item, so that nothing derived from it is held across the batch loop.
         let (acc, row, col) =
             unsafe { tf32_tile::<B_NK>(&operands, thread_x_each_time(), first_row, first_col) };
+        // Worked out after the k loop, so that nothing of it is held across.
+        let target = split_k::item_target::<f32, SPLIT>(args, zz);
+        // Pairs of columns (2q, 2q + 1) as one 8-byte store.
+        let vector = target.at.is_multiple_of(8) && target.ld.is_multiple_of(2);
         seq!(mi in 0..4 {
             seq!(ni in 0..8 {
                 let (r, cc) = (row + mi * 16, col + ni * 8);
                 let tile = &acc[mi][ni];
-                // SAFETY: only elements inside C are written (and read, when beta ≠ 0).
+                // SAFETY: only elements inside the target's m × n are written (and read, when
+                // it is C and beta ≠ 0).
                 unsafe {
-                    store_pair_with_epilogue(c, args, r, cc, tile[0], tile[1], c_vector);
-                    store_pair_with_epilogue(c, args, r + 8, cc, tile[2], tile[3], c_vector);
+                    store_pair_with_epilogue(args, &target, r, cc, tile[0], tile[1], vector);
+                    store_pair_with_epilogue(args, &target, r + 8, cc, tile[2], tile[3], vector);
                 }
             });
         });
-        z += grid_dim_z();
+        zz += grid_dim_z();
         // The next item's first copies go into stages that slower warps may still be reading.
         sync_threads();
     }
@@ -461,45 +491,46 @@ unsafe fn tf32_tile<const B_NK: bool>(
     )
 }
 
-/// Writes columns `col` and `col + 1` (`col` even) of row `row` of C (one batch item's, row
-/// stride `args.ldc`) through the library's epilogue (`crate::epilogue::apply`), skipping
-/// elements outside `m × n`. `c_vector`: C's base is 8-byte aligned and `ldc` even, so the pair
-/// is one 8-byte store.
+/// Writes columns `col` and `col + 1` (`col` even) of row `row` of `target` (one item's C, row
+/// stride `target.ld`, through the library's epilogue; or its split-K workspace matrix, raw:
+/// [`split_k::output_value`]), skipping elements outside `m × n`. `vector`: the target's base
+/// is 8-byte aligned and its row stride even, so the pair is one 8-byte store.
 ///
 /// # Safety
-/// `c` must hold `m` rows of `args.ldc` elements (the last needing only `n`); the bias, if any,
-/// `n` elements.
+/// `target` must hold `m` rows of `target.ld` elements (the last needing only `n`); the bias,
+/// if any, `n` elements.
 #[inline(always)]
 unsafe fn store_pair_with_epilogue(
-    c: *mut f32,
     args: &GemmArgs,
+    target: &split_k::ItemTarget,
     row: u32,
     col: u32,
     v0: f32,
     v1: f32,
-    c_vector: bool,
+    vector: bool,
 ) {
     let n = args.n;
     if row >= args.m {
         return;
     }
-    let at_col = c.wrapping_add(row as usize * args.ldc as usize + col as usize);
+    let at_col =
+        (target.at as *mut f32).wrapping_add(row as usize * target.ld as usize + col as usize);
     let (inside0, inside1) = (col < n, col + 1 < n);
     // The epilogue once per element (it is long: GELU's tanh), then one store path.
-    // SAFETY: each element is read (beta ≠ 0) and written only when inside C; the pair store
-    // is 8-byte aligned (`c_vector`, `col` even).
+    // SAFETY: each element is read (C, beta ≠ 0) and written only when inside the target; the
+    // pair store is 8-byte aligned (`vector`, `col` even).
     unsafe {
         let out0 = if inside0 {
-            apply::<f32>(args, v0, at_col, col)
+            split_k::output_value::<f32>(args, target, v0, at_col, col)
         } else {
             0.0
         };
         let out1 = if inside1 {
-            apply::<f32>(args, v1, at_col.add(1), col + 1)
+            split_k::output_value::<f32>(args, target, v1, at_col.add(1), col + 1)
         } else {
             0.0
         };
-        if c_vector && inside1 {
+        if vector && inside1 {
             (at_col as *mut core::simd::f32x2).write(core::simd::f32x2::from_array([out0, out1]));
         } else {
             if inside0 {

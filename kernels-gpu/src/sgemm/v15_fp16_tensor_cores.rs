@@ -63,9 +63,15 @@
 //! does not hoist the per-thread offsets out of that loop, which made them live across the
 //! whole kernel and spilled.
 //!
+//! The library entries support split-K ([`crate::split_k`]): with `args.splits > 1` grid z walks
+//! the slices of k of every batch item, and each block stages its tile's raw fp32 products in
+//! shared memory (as the epilogue path does) and stores them, unrounded, into the workspace
+//! instead of C. This is how dispatch serves the products v18 refuses (k or n not a multiple
+//! of 8) whose few tiles cannot fill the device: 17×17×65537 is one tile of 128×256.
+//!
 //! Launch: 256 threads (8 warps, 2 × 4), grid ⌈m/128⌉·⌈n/256⌉ (1-D, grouped; library entries:
-//! grid z = min(batch, 65 535)), [`SHARED_BYTES`] (192 KiB) of dynamic shared memory; all in
-//! [`gemm_geometry::v15`].
+//! grid z = min(items, 65 535), items = `split_k::items(args)`, the batch without a split),
+//! [`SHARED_BYTES`] (192 KiB) of dynamic shared memory; all in [`gemm_geometry::v15`].
 
 use crate::device::{
     at, block_z, byte_offset, commit_async_copies, copy_async_16, load8_f16_or_zero,
@@ -74,6 +80,7 @@ use crate::device::{
 use crate::element::{Bf16, F16};
 use crate::epilogue::tanh;
 use crate::pipeline::StageRing;
+use crate::split_k;
 use crate::tensor_core::{HalfElement, load_matrix_x4, load_matrix_x4_transposed};
 use crate::tile_order::grouped_block_origin;
 use core::simd::{f32x2, f32x4, u32x4};
@@ -144,7 +151,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v15_fp16_tensor_cores(
     // folds to a plain store and the strides to v15's own.
     let args = GemmArgs::contiguous(a as u64, b as u64, c as u64, m, n, k);
     // SAFETY: the caller's contract is the one `batch_item` needs, for the one batch item.
-    unsafe { batch_item::<F16, false>(&args, a, b, c, thread_x()) }
+    unsafe { batch_item::<F16, false, false>(&args, a, b, c, k, thread_x()) }
 }
 
 crate::launch_bounds!(gemm_v15_f16_kn, THREADS, MIN_BLOCKS);
@@ -168,6 +175,12 @@ crate::launch_bounds!(gemm_v15_bf16_nk, THREADS, MIN_BLOCKS);
 /// and ldc a multiple of 8, else in 16-bit stores. For full speed, the host should give
 /// 16-byte-aligned bases, leading dimensions and batch strides that are multiples of 8, and k,
 /// n multiples of 8.
+///
+/// Split-K ([`crate::split_k`]): with `args.splits > 1` (and `k_chunk` as
+/// `gemm_geometry::split_k::slices` gives it) grid z walks `splits·batch` virtual items
+/// (`splits·batch < 2³²`), and each writes its slice's raw fp32 product to `args.workspace`
+/// (`splits·batch·m·n` fp32, 4-byte aligned, overlapping nothing it reads) instead of C, which
+/// is neither read nor written; 16-byte stores where a workspace row allows them, else 4.
 ///
 /// # Safety
 /// `args` must describe device memory as [`GemmArgs`] documents it (every element the shape,
@@ -222,26 +235,50 @@ pub unsafe extern "ptx-kernel" fn gemm_v15_bf16_nk(args: GemmArgs) {
     unsafe { library_entry::<Bf16, true>(args) }
 }
 
-/// The library entries: every batch item `z ≡ blockIdx.z (mod gridDim.z)`, one after the
-/// other, through [`batch_item`].
+/// The library entries: every virtual item `zz ≡ blockIdx.z (mod gridDim.z)` (the batch items,
+/// or under split-K the slices of every batch item: [`crate::split_k`]), one after the other,
+/// through [`batch_item`].
 ///
 /// # Safety
 /// `args` must describe device memory as [`GemmArgs`] documents it, for element type `E` and
 /// B stored `[n, k]` when `B_NK`, else `[k, n]`; launch with [`gemm_geometry::v15`]'s geometry.
 #[inline(always)]
 unsafe fn library_entry<E: HalfElement, const B_NK: bool>(args: GemmArgs) {
-    let mut z = block_z();
+    // SAFETY: forwarded, with `SPLIT` as `is_split` says.
+    unsafe {
+        if split_k::is_split(&args) {
+            walk::<E, B_NK, true>(&args)
+        } else {
+            walk::<E, B_NK, false>(&args)
+        }
+    }
+}
+
+/// [`library_entry`]'s walk over the virtual items along grid z, compiled once per `SPLIT`
+/// (`split_k::is_split(args)`), so that the copy without a split is the plain batch walk.
+///
+/// # Safety
+/// As [`library_entry`], and `SPLIT` must be `split_k::is_split(args)`.
+#[inline(always)]
+unsafe fn walk<E: HalfElement, const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
+    let mut zz = block_z();
     // SAFETY: reads a special register.
     let z_step = unsafe { core::arch::nvptx::_grid_dim_z() };
-    while z < args.batch {
-        // Element offsets in 64 bits: z · stride may exceed 2³².
-        let a = (args.a as *const u16).wrapping_add((z as u64 * args.stride_a) as usize);
-        let b = (args.b as *const u16).wrapping_add((z as u64 * args.stride_b) as usize);
-        let c = (args.c as *mut u16).wrapping_add((z as u64 * args.stride_c) as usize);
-        // SAFETY: `a`, `b`, `c` are batch item z's operands, inside the memory `args` describes.
-        unsafe { batch_item::<E, B_NK>(&args, a, b, c, thread_x_in_batch_loop()) };
-        z += z_step;
-        if z < args.batch {
+    let items = split_k::items(args);
+    while zz < items {
+        // Element offsets in 64 bits: zz · stride may exceed 2³².
+        let item = split_k::item_operands::<E, B_NK, SPLIT>(args, zz);
+        let target = split_k::item_target::<E, SPLIT>(args, zz);
+        let (a, b, c) = (
+            item.a as *const u16,
+            item.b as *const u16,
+            target.at as *mut u16,
+        );
+        // SAFETY: `a`, `b` are item zz's operands, inside the memory `args` describes; `c` is
+        // its C (no split) or its fp32 workspace matrix (`SPLIT`), which `SPLIT` tells apart.
+        unsafe { batch_item::<E, B_NK, SPLIT>(args, a, b, c, item.k, thread_x_in_batch_loop()) };
+        zz += z_step;
+        if zz < items {
             // The next item's first copies overwrite the staging area this item's last stores
             // read from.
             sync_threads();
@@ -266,20 +303,22 @@ fn thread_x_in_batch_loop() -> u32 {
     thread
 }
 
-/// Chooses the path for one batch item (`a`, `b`, `c` already moved to it) at run time: the
-/// `cp.async` body when A's and B's rows start on 16-byte boundaries and every 16-byte chunk
-/// the copies read lies wholly inside or wholly outside the matrix, else the 16-bit-load body,
-/// out of line. C's alignment decides only how the results are stored (16-byte stores or
-/// 16-bit ones).
+/// Chooses the path for one item (`a`, `b`, `c` already moved to it, `k` its length of k) at
+/// run time: the `cp.async` body when A's and B's rows start on 16-byte boundaries and every
+/// 16-byte chunk the copies read lies wholly inside or wholly outside the matrix, else the
+/// 16-bit-load body, out of line. C's alignment decides only how the results are stored
+/// (16-byte stores or narrower ones). `PARTIAL`: `c` is the item's fp32 workspace matrix
+/// (rows of n), which gets the raw products (split-K), not C.
 ///
 /// # Safety
-/// As [`library_entry`], for this one batch item.
+/// As [`library_entry`], for this one item.
 #[inline(always)]
-unsafe fn batch_item<E: HalfElement, const B_NK: bool>(
+unsafe fn batch_item<E: HalfElement, const B_NK: bool, const PARTIAL: bool>(
     args: &GemmArgs,
     a: *const u16,
     b: *const u16,
     c: *mut u16,
+    k: u32,
     thread: u32,
 ) {
     let rows_aligned = a as u64 % 16 == 0
@@ -287,21 +326,21 @@ unsafe fn batch_item<E: HalfElement, const B_NK: bool>(
         && args.lda.is_multiple_of(8)
         && args.ldb.is_multiple_of(8);
     // Copies run along k for A (and for B stored [n, k]), along n for B stored [k, n].
-    let chunks_whole = args.k.is_multiple_of(8) && (B_NK || args.n.is_multiple_of(8));
+    let chunks_whole = k.is_multiple_of(8) && (B_NK || args.n.is_multiple_of(8));
     if rows_aligned && chunks_whole {
-        let c_vector = c as u64 % 16 == 0 && args.ldc.is_multiple_of(8);
+        let c_vector = c_vector_before::<PARTIAL>(args, c);
         // SAFETY: the fast path's alignment conditions were just checked.
-        unsafe { body::<E, B_NK, true>(args, a, b, c, c_vector, thread) }
+        unsafe { body::<E, B_NK, true, PARTIAL>(args, a, b, c, k, c_vector, thread) }
     } else {
         // SAFETY: the slow path has no alignment conditions beyond 2 bytes.
         unsafe {
-            unaligned::<E, B_NK>(
+            unaligned::<E, B_NK, PARTIAL>(
                 a,
                 b,
                 c,
                 args.m,
                 args.n,
-                args.k,
+                k,
                 args.lda,
                 args.ldb,
                 args.ldc,
@@ -315,16 +354,36 @@ unsafe fn batch_item<E: HalfElement, const B_NK: bool>(
     }
 }
 
+/// Whether the item's results go out in 16-byte stores: C's rows (`ldc` apart) start on
+/// 16-byte boundaries, or, with `PARTIAL`, the fp32 workspace's rows (`n` apart) do.
+#[inline(always)]
+fn vector_stores<const PARTIAL: bool>(args: &GemmArgs, c: *mut u16) -> bool {
+    c as u64 % 16 == 0
+        && if PARTIAL {
+            args.n.is_multiple_of(4)
+        } else {
+            args.ldc.is_multiple_of(8)
+        }
+}
+
+/// [`vector_stores`] as [`body`] takes it: without `PARTIAL` worked out by the caller, before the
+/// main loop (as the ladder entry always has); with it, `false` here and worked out by the
+/// body after its main loop (held across it, it cost the `[n, k]` 16-bit-load path a spill).
+#[inline(always)]
+fn c_vector_before<const PARTIAL: bool>(args: &GemmArgs, c: *mut u16) -> bool {
+    !PARTIAL && vector_stores::<PARTIAL>(args, c)
+}
+
 /// The path for rows that do not start on 16-byte boundaries or chunks that straddle an edge:
 /// 16-bit loads, any alignment. Kept out of line so that its registers do not crowd the fast
 /// path's, and given scalars rather than a `&GemmArgs` (a pointer to the kernel's parameters
 /// would make the compiler copy them to local memory).
 ///
 /// # Safety
-/// As [`batch_item`], with the arguments of one batch item.
+/// As [`batch_item`], with the arguments of one item.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn unaligned<E: HalfElement, const B_NK: bool>(
+unsafe fn unaligned<E: HalfElement, const B_NK: bool, const PARTIAL: bool>(
     a: *const u16,
     b: *const u16,
     c: *mut u16,
@@ -349,6 +408,7 @@ unsafe fn unaligned<E: HalfElement, const B_NK: bool>(
         stride_a: 0,
         stride_b: 0,
         stride_c: 0,
+        workspace: 0,
         m,
         n,
         k,
@@ -360,11 +420,13 @@ unsafe fn unaligned<E: HalfElement, const B_NK: bool>(
         alpha,
         beta,
         slope,
+        splits: 1,
+        k_chunk: 0,
         reserved: 0,
     };
-    let c_vector = c as u64 % 16 == 0 && ldc.is_multiple_of(8);
+    let c_vector = c_vector_before::<PARTIAL>(&args, c);
     // SAFETY: the 16-bit-load body has no alignment conditions beyond 2 bytes.
-    unsafe { body::<E, B_NK, false>(&args, a, b, c, c_vector, thread_x()) }
+    unsafe { body::<E, B_NK, false, PARTIAL>(&args, a, b, c, k, c_vector, thread_x()) }
 }
 
 /// `cp.async` of 16 bytes from global `src` to the shared-memory address `dst` if
@@ -401,28 +463,31 @@ unsafe fn copy_async_16_below(
     };
 }
 
-/// The kernel for one batch item: `A` (m×k, rows `lda` apart) at `a`, `B` at `b` (`[n, k]` with
-/// rows `ldb` apart when `B_NK`, else `[k, n]`), `C` (m×n, rows `ldc` apart) at `c`; shape,
-/// strides and epilogue from `args` (its addresses and batch fields are not read).
-/// `ASYNC`: 16-byte `cp.async` copies, which need A's and B's rows to start on 16-byte
+/// The kernel for one item: `A` (m×k, rows `lda` apart) at `a`, `B` at `b` (`[n, k]` with
+/// rows `ldb` apart when `B_NK`, else `[k, n]`), `C` (m×n, rows `ldc` apart) at `c`; m, n,
+/// strides and epilogue from `args` (its addresses, k and batch fields are not read), k from
+/// `k`. `ASYNC`: 16-byte `cp.async` copies, which need A's and B's rows to start on 16-byte
 /// boundaries and k (and n for `[k, n]` B) to be multiples of 8; else 16-bit loads and 16-byte
 /// shared stores. `c_vector`: C's rows start on 16-byte boundaries, so whole chunks of 8
-/// results go out in one 16-byte store.
+/// results go out in one 16-byte store ([`c_vector_before`]: with `PARTIAL` the body works it
+/// out itself, and whole chunks go out in two). `PARTIAL`: `c` is an fp32 matrix
+/// with rows of n (the split-K workspace), which gets the raw products, no epilogue.
 ///
 /// # Safety
 /// The operands must be readable (C writable) wherever the shape and strides say, and the
 /// `ASYNC` and `c_vector` conditions must hold; launched with [`gemm_geometry::v15`]'s
 /// geometry.
 #[inline(always)]
-unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
+unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool, const PARTIAL: bool>(
     args: &GemmArgs,
     a: *const u16,
     b: *const u16,
     c: *mut u16,
+    k: u32,
     c_vector: bool,
     thread: u32,
 ) {
-    let (m, n, k) = (args.m, args.n, args.k);
+    let (m, n) = (args.m, args.n);
     let (lda, ldb, ldc) = (args.lda, args.ldb, args.ldc);
     let b_row_bytes = const { b_row_bytes(B_NK) };
     let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
@@ -652,7 +717,7 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
     sync_threads();
     let staging = shared_f32() as *mut u8;
     let chunk_col = first_col + lane * 8;
-    if args.is_plain_store() {
+    if !PARTIAL && args.is_plain_store() {
         // The products themselves, rounded to E in the fragments' registers.
         seq!(mi in 0..4 {
             seq!(ni in 0..8 {
@@ -692,9 +757,9 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
             }
         });
     } else {
-        // The fused epilogue on the fp32 products, before rounding to E: staged in fp32,
-        // combined with C (read only when beta ≠ 0, as whole chunks where C allows) and the
-        // bias, then rounded and stored.
+        // The fp32 products, staged: raw into the split-K workspace (`PARTIAL`), or through
+        // the fused epilogue before rounding to E, combined with C (read only when beta ≠ 0,
+        // as whole chunks where C allows) and the bias, then rounded and stored.
         seq!(mi in 0..4 {
             seq!(ni in 0..8 {
                 let row = warp_row + mi * 16 + group;
@@ -712,6 +777,37 @@ unsafe fn body<E: HalfElement, const B_NK: bool, const ASYNC: bool>(
             });
         });
         sync_threads();
+        if PARTIAL {
+            let workspace = c as *mut f32;
+            let workspace_vector = vector_stores::<PARTIAL>(args, c);
+            for i in 0..CHUNKS_PER_THREAD {
+                let row = warp + 8 * i;
+                let gr = first_row + row;
+                if gr < m && chunk_col < n {
+                    // SAFETY: the staged chunk (32 bytes) is inside the staging tile, 16-byte
+                    // aligned; (gr, chunk_col..) is inside the item's m × n workspace matrix
+                    // (rows of n), written only at columns < n; the 16-byte stores are aligned
+                    // when `workspace_vector` (base aligned, n a multiple of 4, chunk_col of 8).
+                    unsafe {
+                        let from = staging.add((row * STAGED_F32_ROW_BYTES + lane * 32) as usize)
+                            as *const f32x4;
+                        let to = workspace.add(at(gr, chunk_col, n));
+                        if workspace_vector && chunk_col + 8 <= n {
+                            (to as *mut f32x4).write(from.read());
+                            (to as *mut f32x4).add(1).write(from.add(1).read());
+                        } else {
+                            let from = from as *const f32;
+                            seq!(j in 0..8 {
+                                if chunk_col + j < n {
+                                    to.add(j).write(from.add(j).read());
+                                }
+                            });
+                        }
+                    }
+                }
+            }
+            return;
+        }
         // This thread's eight bias values, the same for all its chunks.
         let mut bias = [0.0f32; 8];
         if args.bias != 0 {

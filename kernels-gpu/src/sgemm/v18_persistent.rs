@@ -38,6 +38,12 @@
 //! - **The fused epilogue** of [`GemmArgs`] (alpha, beta with C read only when beta ≠ 0,
 //!   `bias[col]`, activation) on the fp32 accumulators, then rounding to fp16/bf16, C written with
 //!   `ldc` and `stride_c`.
+//! - **Split-K** (`args.splits` > 1, `gemm_geometry::split_k`): the blocks walk
+//!   `splits · batch · tiles` work items; item `w`'s virtual batch item `zz = ⌊w / tiles⌋` is
+//!   slice `zz / batch` of batch item `zz % batch`, whose k-steps the producer and the consumers
+//!   both restrict to that slice. The tile's raw fp32 accumulators go to the workspace (64-bit
+//!   pair stores when n is even) and `gemm_split_k_reduce_*` finishes C. For a product whose
+//!   tiles cannot fill the SMs (16×4096×4096 is 16 tiles), this keeps every SM busy.
 //!
 //! ## Launch (every library entry)
 //!

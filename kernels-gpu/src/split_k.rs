@@ -1,0 +1,190 @@
+//! Split-K on the device: the walk over virtual items that the split-K kernels share, and the
+//! second kernel, which adds the slices of k that a split-K launch left in the workspace in a
+//! fixed order and finishes them with the fused epilogue into C.
+//!
+//! The layout of the workspace and the meaning of `splits` and `k_chunk` are in
+//! `gemm_geometry::split_k`. Adding the slices in the order p = 0, 1, …, s − 1 (not with atomics
+//! in whatever order the blocks finish) makes a split-K product the same bit for bit on every
+//! run.
+//!
+//! # The walk along grid z
+//! A kernel that walks batch items along grid z supports split-K by walking
+//! `zz < `[`items`]`(args)` instead (`splits·batch` with a split, `batch` without) and asking
+//! [`item_operands`] what item `zz` reads (A, B, the length of k) and [`item_target`] where it
+//! writes (C through the epilogue, or the workspace raw: [`output_value`]). Without a split the
+//! item is batch item `zz`, whole, so one body serves both. The body is compiled twice, for
+//! `SPLIT` = [`is_split`]`(args)` false and true, and the kernel picks one at its start: each
+//! copy then folds the choices between C and the workspace away instead of holding selects of
+//! them (pointers, strides) in registers through its main loop, and the non-split copy is the
+//! plain batch walk. The index arithmetic is
+//! `gemm_geometry::split_k::{item_input, item_output}`, tested on the CPU there.
+//!
+//! # Launch of the reduction (every `gemm_split_k_reduce_*` entry)
+//! - Block: `gemm_geometry::split_k::REDUCE_THREADS` threads (x only); no shared memory.
+//! - Grid: (any x ≥ 1, 1, 1): each thread takes every `grid_x·REDUCE_THREADS`-th element of C,
+//!   counted over batch items, rows and columns. The host launches enough blocks to fill the
+//!   device a few times over and no more.
+//!
+//! # Preconditions of the reduction
+//! - `args.workspace`: 4-byte aligned, `splits·batch·m·n` fp32 values written by the split-K
+//!   launch of the same arguments.
+//! - `args.c`, `ldc`, `stride_c`, `bias`, and the epilogue fields as [`GemmArgs`] defines them
+//!   (C aligned to its element).
+
+use crate::device::{block_x, grid_dim_x, thread_x};
+use crate::element::{Bf16, Element, F16};
+use crate::epilogue::apply;
+use gemm_geometry::GemmArgs;
+use gemm_geometry::split_k::{REDUCE_THREADS, item_input, item_output};
+
+pub use gemm_geometry::split_k::{is_split, items};
+
+/// What virtual item `zz` reads: A's and B's first elements and its length of k.
+#[derive(Clone, Copy)]
+pub struct ItemOperands<E> {
+    /// The item's `A[0, 0]` (row stride `args.lda`).
+    pub a: *const E,
+    /// The item's `B[0, 0]` (row stride `args.ldb`).
+    pub b: *const E,
+    /// The item's length of k (≥ 1 when `args.k` is).
+    pub k: u32,
+}
+
+/// What virtual item `zz < items(args)` reads, for elements `E` and B stored `[n, k]` when
+/// `B_NK`, else `[k, n]`: its batch item's A and B, advanced to the first k of its slice.
+/// `SPLIT` must be [`is_split`]`(args)`. Offsets are 64-bit. A slice starts at a multiple of
+/// `K_GRANULE` of k, so A, and an `[n, k]` B, keep their alignment; a `[k, n]` B moves by whole
+/// rows.
+#[inline(always)]
+pub fn item_operands<E: Element, const B_NK: bool, const SPLIT: bool>(
+    args: &GemmArgs,
+    zz: u32,
+) -> ItemOperands<E> {
+    let input = item_input(args, zz, B_NK, SPLIT);
+    ItemOperands {
+        a: (args.a as *const E).wrapping_add(input.a_offset as usize),
+        b: (args.b as *const E).wrapping_add(input.b_offset as usize),
+        k: input.k,
+    }
+}
+
+/// Where virtual item `zz` writes its tile.
+#[derive(Clone, Copy)]
+pub struct ItemTarget {
+    /// The raw fp32 product goes to the workspace, with no epilogue (a split); else the
+    /// finished value goes to C, in C's element type.
+    pub partial: bool,
+    /// Byte address of the item's element (0, 0): in the workspace (fp32) when `partial`, else
+    /// in C.
+    pub at: u64,
+    /// Elements from one row to the next: `n` (dense) in the workspace, `ldc` in C.
+    pub ld: u32,
+}
+
+impl ItemTarget {
+    /// Bytes of one stored element: 4 (fp32) in the workspace, else C's element's.
+    #[inline(always)]
+    pub fn element_bytes<E: Element>(&self) -> u32 {
+        if self.partial { 4 } else { E::BYTES }
+    }
+}
+
+/// Where virtual item `zz < items(args)` writes, for C of elements `E`: the dense `m × n` fp32
+/// matrix `workspace[zz·m·n ..]` with a split, else batch item `zz` of C. `SPLIT` must be
+/// [`is_split`]`(args)`.
+#[inline(always)]
+pub fn item_target<E: Element, const SPLIT: bool>(args: &GemmArgs, zz: u32) -> ItemTarget {
+    let output = item_output(args, zz, SPLIT);
+    let (base, bytes) = if output.partial {
+        (args.workspace, 4)
+    } else {
+        (args.c, E::BYTES as u64)
+    };
+    ItemTarget {
+        partial: output.partial,
+        at: base.wrapping_add(output.offset * bytes),
+        ld: output.ld,
+    }
+}
+
+/// The value a kernel stores for accumulator `acc` of column `col`: `acc` itself into the
+/// workspace (`target.partial`; C is not read), else C's final value through the epilogue
+/// (`c_at` is the element's place in C, read when beta ≠ 0).
+///
+/// # Safety
+/// Unless `target.partial`: as [`apply`].
+#[inline(always)]
+pub unsafe fn output_value<E: Element>(
+    args: &GemmArgs,
+    target: &ItemTarget,
+    acc: f32,
+    c_at: *const E,
+    col: u32,
+) -> f32 {
+    if target.partial {
+        acc
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { apply::<E>(args, acc, c_at, col) }
+    }
+}
+
+/// Adds the slices of every element of C and applies the epilogue.
+///
+/// # Safety
+/// See the module's preconditions and launch.
+#[inline(always)]
+unsafe fn reduce<E: Element>(args: &GemmArgs) {
+    let (m, n) = (args.m as u64, args.n as u64);
+    let per_slice = args.batch as u64 * m * n;
+    let workspace = args.workspace as *const f32;
+    let c = args.c as *mut E;
+    let mut element = block_x() as u64 * REDUCE_THREADS as u64 + thread_x() as u64;
+    let step = grid_dim_x() as u64 * REDUCE_THREADS as u64;
+    while element < per_slice {
+        let mut acc = 0.0f32;
+        for split in 0..args.splits as u64 {
+            // SAFETY: split < splits and element < batch·m·n: inside the workspace.
+            acc += unsafe { workspace.add((split * per_slice + element) as usize).read() };
+        }
+        // The element's (batch item, row, column): 32-bit divisions where they suffice (the
+        // 64-bit ones are long emulated sequences).
+        let (item_row, col) = if per_slice <= u32::MAX as u64 {
+            let e = element as u32;
+            ((e / n as u32) as u64, (e % n as u32) as u64)
+        } else {
+            (element / n, element % n)
+        };
+        let (z, row) = (item_row / m, item_row % m);
+        let offset = z * args.stride_c + row * args.ldc as u64 + col;
+        // SAFETY: z < batch, row < m, col < n: an element of C as the arguments describe it.
+        unsafe {
+            let at = c.add(offset as usize);
+            let value = apply::<E>(args, acc, at, col as u32);
+            at.write(E::from_f32(value));
+        }
+        element += step;
+    }
+}
+
+/// One reduction entry per element type of C.
+macro_rules! reduce_entry {
+    ($name:ident, $element:ty, $what:literal) => {
+        crate::launch_bounds!($name, REDUCE_THREADS, 1);
+
+        #[doc = concat!("Split-K reduction into ", $what, " C: adds the workspace's slices in ")]
+        #[doc = "order and applies the epilogue. Launch as the module documentation says."]
+        ///
+        /// # Safety
+        /// The module's preconditions must hold for `args`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(args: GemmArgs) {
+            // SAFETY: this entry's contract.
+            unsafe { reduce::<$element>(&args) }
+        }
+    };
+}
+
+reduce_entry!(gemm_split_k_reduce_f32, f32, "f32");
+reduce_entry!(gemm_split_k_reduce_f16, F16, "fp16");
+reduce_entry!(gemm_split_k_reduce_bf16, Bf16, "bf16");
