@@ -264,17 +264,21 @@ impl Gemm {
             0
         };
         let mut args = kernel_args(problem, maps);
-        // Held until the reduction is queued: no other call may grow (free) the workspace
-        // between the two launches.
-        let mut workspace = self
-            .workspace
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if plan.splits > 1 {
-            args.workspace = self.workspace(&mut workspace, plan, problem)?;
+        // A split holds the workspace's lock until its reduction is queued: no other call may
+        // grow (free) the workspace between the two launches. Calls without a split leave the
+        // workspace alone and take no lock.
+        let _workspace_held = if plan.splits > 1 {
+            let mut held = self
+                .workspace
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            args.workspace = self.workspace(&mut held, plan, problem)?;
             args.splits = plan.splits;
             args.k_chunk = plan.k_chunk;
-        }
+            Some(held)
+        } else {
+            None
+        };
         let config = LaunchConfig {
             grid_dim: plan.grid,
             block_dim: (spec.threads, 1, 1),
