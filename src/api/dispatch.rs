@@ -545,9 +545,7 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
     {
         return (1, 0);
     }
-    let tiles = (problem.m.div_ceil(spec.block_tile_m as usize) as u64)
-        .saturating_mul(problem.n.div_ceil(spec.block_tile_n as usize) as u64)
-        .saturating_mul(problem.batch as u64);
+    let tiles = tile_count(spec, problem);
     let wave = (caps.sm_count as u64).saturating_mul(spec.blocks_per_sm as u64);
     if tiles == 0 || tiles * 2 > wave {
         return (1, 0);
@@ -565,6 +563,13 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
     } else {
         (1, 0)
     }
+}
+
+/// The tiles of `spec` over `problem`'s whole batch (saturating, not wrapping, on overflow).
+fn tile_count(spec: &KernelSpec, problem: &Problem) -> u64 {
+    (problem.m.div_ceil(spec.block_tile_m as usize) as u64)
+        .saturating_mul(problem.n.div_ceil(spec.block_tile_n as usize) as u64)
+        .saturating_mul(problem.batch as u64)
 }
 
 /// The split-K cost model's DRAM rate of the whole device, in bytes/s per SM (scaled by the
@@ -595,9 +600,7 @@ pub fn split_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, sp
         problem.batch as f64,
     );
     let element = problem.dtype.bytes() as f64;
-    let tiles = (problem.m.div_ceil(spec.block_tile_m as usize)
-        * problem.n.div_ceil(spec.block_tile_n as usize)) as f64
-        * batch;
+    let tiles = tile_count(spec, problem) as f64;
     let splits = splits.max(1) as f64;
     let sms = caps.sm_count.max(1) as f64;
     let blocks_per_sm = spec.blocks_per_sm.max(1) as f64;
