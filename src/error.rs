@@ -175,11 +175,13 @@ pub enum GemmError {
     },
     /// A TMA rung was given rows that do not start at 16-byte boundaries.
     #[error(
-        "rung {rung} loads its tiles with TMA, which needs every row of A and B to start at a 16-byte boundary: k and n must be multiples of 8 (got k = {k}, n = {n})"
+        "rung {rung} loads its tiles with TMA, which needs every row it reads to start at a 16-byte boundary: k (and n, unless the rung transposes B first) must be multiples of {multiple} (got k = {k}, n = {n})"
     )]
     TmaRows {
         /// The rung's name.
         rung: &'static str,
+        /// Elements per 16 bytes: what k (and n) must be multiples of.
+        multiple: usize,
         /// Columns of A.
         k: usize,
         /// Columns of B.

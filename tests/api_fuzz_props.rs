@@ -11,8 +11,8 @@ mod common;
 
 use common::fuzz::{Call, indices_from_env, seed_from_env};
 use rust_gemm::api::dispatch::{
-    DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, choose, passed_over,
-    refusal,
+    DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, choose, kernel_problem,
+    passed_over, refusal,
 };
 use rust_gemm::api::problem::{Problem, validate};
 use rust_gemm::ptx::Arch;
@@ -62,7 +62,8 @@ fn check_dispatch(call: &Call, device: &DeviceCaps, problem: &Problem) {
         .unwrap_or_else(|| panic!("{}: {} is not a candidate", context(), chosen.kernel.entry));
     for faster in &candidates[..position] {
         assert!(
-            refusal(faster, device, problem).is_some() || passed_over(faster, problem).is_some(),
+            refusal(faster, device, problem).is_some()
+                || passed_over(faster, device, problem).is_some(),
             "{}: {} accepts the call but {} was chosen",
             context(),
             faster.entry,
@@ -106,7 +107,9 @@ fn check_dispatch(call: &Call, device: &DeviceCaps, problem: &Problem) {
         assert_eq!(chosen.k_chunk, 0, "{}", context());
     }
     if chosen.kernel.row_alignment > 0 {
-        assert!(problem.rows_aligned_to(chosen.kernel.row_alignment));
+        // What the kernel reads: B's transposed copy (always aligned) for v19 on B `[k, n]`.
+        let read = kernel_problem(chosen.kernel, problem, 0);
+        assert!(read.rows_aligned_to(chosen.kernel.row_alignment));
     }
     assert_eq!(
         choose(device, problem, None).unwrap().kernel.entry,

@@ -363,6 +363,54 @@ fn nan_inputs_propagate() {
     }
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn tf32_kernels_never_read_c_at_beta_zero_and_propagate_nan() {
+    // Every TF32 kernel for every shape, forced, both B layouts (v19 on B `[k, n]` through its
+    // transposed copy): C full of NaN with beta 0 gives the exact product (0.5 · 0.25 · k is
+    // exact in TF32), and a NaN in row 5 of A gives NaN in exactly row 5 of C.
+    let (stream, gemm) = open();
+    // n a multiple of 4: v19 needs C's rows on 16-byte boundaries.
+    let (m, n, k) = (70, 92, 96);
+    let mut a_host = vec![0.5f32; m * k];
+    let a = stream.clone_htod(&a_host).unwrap();
+    a_host[5 * k + 3] = f32::NAN;
+    let a_nan = stream.clone_htod(&a_host).unwrap();
+    let b = stream.clone_htod(&vec![0.25f32; k * n]).unwrap();
+    let mut ran = Vec::new();
+    for spec in Gemm::kernels()
+        .iter()
+        .filter(|s| s.dtype == DType::Tf32 && s.shape == ShapeClass::Any)
+    {
+        let desc = |desc: MatmulDesc<'static, f32>| match spec.b_layout {
+            BLayout::Kn => desc,
+            BLayout::Nk => desc.b_transposed(),
+        };
+        let mut c = stream.clone_htod(&vec![f32::NAN; m * n]).unwrap();
+        let plain = desc(MatmulDesc::new(m, n, k)).tf32().kernel(spec.name);
+        gemm.matmul(&a, &b, &mut c, &plain).unwrap();
+        let out = stream.clone_dtoh(&c).unwrap();
+        let expected = 0.5 * 0.25 * k as f32;
+        assert!(
+            out.iter().all(|&x| x == expected),
+            "{} {:?}",
+            spec.name,
+            spec.b_layout
+        );
+        gemm.matmul(&a_nan, &b, &mut c, &plain).unwrap();
+        let out = stream.clone_dtoh(&c).unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let at = format!("{} {:?} ({i}, {j})", spec.name, spec.b_layout);
+                assert_eq!(out[i * n + j].is_nan(), i == 5, "{at}");
+            }
+        }
+        ran.push(format!("{} {:?}", spec.name, spec.b_layout));
+    }
+    eprintln!("TF32 kernels checked: {ran:?}");
+    assert!(ran.iter().any(|r| r.starts_with("v19")), "v19 did not run");
+}
+
 /// A plain variant of one shape: contiguous rows, one item, alpha 1, beta 0.
 fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
     Variant {

@@ -57,6 +57,15 @@ fn split_k_reductions_launch_the_threads_their_ptx_declares() {
     }
 }
 
+#[test]
+fn the_transpose_kernel_launches_the_threads_its_ptx_declares() {
+    let entry = rust_gemm::runtime::transpose::TRANSPOSE_ENTRY;
+    let declared = max_threads(PTX, entry)
+        .unwrap_or_else(|| panic!("{entry} is not in the PTX"))
+        .unwrap_or_else(|| panic!("{entry} has no .maxntid (launch_bounds!)"));
+    assert_eq!(declared, gemm_geometry::v19::TRANSPOSE_THREADS);
+}
+
 /// Every kernel of the ladder: each rung that is one kernel, and each autotune candidate.
 fn ladder_kernels() -> impl Iterator<Item = &'static Rung> {
     RUNGS
@@ -154,6 +163,11 @@ fn geometry_of(rung: &Rung, k: usize) -> Option<Geometry> {
             (geometry::v17::THREADS, 1),
             (geometry::v17::BLOCK_TILE_M, geometry::v17::BLOCK_TILE_N),
             geometry::v17::SHARED_BYTES as usize,
+        ),
+        "sgemm_v19_tf32_wgmma" => (
+            (geometry::v19::THREADS, 1),
+            (geometry::v19::BLOCK_TILE_M, geometry::v19::BLOCK_TILE_N),
+            geometry::v19::SHARED_BYTES as usize,
         ),
         _ => return None,
     };

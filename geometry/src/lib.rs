@@ -24,5 +24,6 @@ pub mod v14;
 pub mod v15;
 pub mod v16;
 pub mod v17;
+pub mod v19;
 
 pub use args::{Activation, GemmArgs};

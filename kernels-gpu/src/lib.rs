@@ -50,6 +50,7 @@ pub mod split_k;
 pub mod tensor_core;
 pub mod thin;
 pub mod tile_order;
+pub mod transpose;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;
 #[cfg(target_feature = "sm_90a")]

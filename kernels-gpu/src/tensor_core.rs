@@ -383,6 +383,24 @@ pub const B_K_MAJOR: u32 = 0;
 /// instruction transposes it (allowed for .f16/.bf16 operands read through descriptors only).
 pub const B_MN_MAJOR: u32 = 1;
 
+/// The 128 accumulator operands `{0}, …, {127}` of a `wgmma` m64n256 with fp32 accumulators,
+/// as one string for `asm!` templates (16 to a line, as separate template strings would be).
+#[cfg(target_feature = "sm_90a")]
+macro_rules! accumulators_128 {
+    () => {
+        concat!(
+            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, \n",
+            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, \n",
+            "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, \n",
+            "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, \n",
+            "{64}, {65}, {66}, {67}, {68}, {69}, {70}, {71}, {72}, {73}, {74}, {75}, {76}, {77}, {78}, {79}, \n",
+            "{80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, \n",
+            "{96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, \n",
+            "{112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127} ",
+        )
+    };
+}
+
 /// One `wgmma.mma_async` m64n256k16 with fp32 accumulators, `$ty` inputs (`"f16"` or
 /// `"bf16"`), A K-major (`imm-trans-a = 0`) and the given `imm-trans-b`; `$dir` is `inout`
 /// (the accumulators are read, then `scale-d` decides whether they count) or `out` (they are
@@ -397,14 +415,7 @@ macro_rules! wgmma_m64n256k16_asm {
                 "{{ .reg .pred accumulate;",
                 "setp.ne.b32 accumulate, {scale_d}, 0;",
                 concat!("wgmma.mma_async.sync.aligned.m64n256k16.f32.", $ty, ".", $ty, " {{"),
-                "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
-                "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, ",
-                "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, ",
-                "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}, ",
-                "{64}, {65}, {66}, {67}, {68}, {69}, {70}, {71}, {72}, {73}, {74}, {75}, {76}, {77}, {78}, {79}, ",
-                "{80}, {81}, {82}, {83}, {84}, {85}, {86}, {87}, {88}, {89}, {90}, {91}, {92}, {93}, {94}, {95}, ",
-                "{96}, {97}, {98}, {99}, {100}, {101}, {102}, {103}, {104}, {105}, {106}, {107}, {108}, {109}, {110}, {111}, ",
-                "{112}, {113}, {114}, {115}, {116}, {117}, {118}, {119}, {120}, {121}, {122}, {123}, {124}, {125}, {126}, {127} ",
+                accumulators_128!(),
                 // scale-d (predicate), imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b.
                 "}}, {a}, {b}, accumulate, 1, 1, 0, {trans_b}; }}",
                     #($dir(reg32) $acc[i],)*
@@ -412,6 +423,33 @@ macro_rules! wgmma_m64n256k16_asm {
                     b = in(reg64) $b,
                     scale_d = in(reg32) $scale_d,
                     trans_b = const $trans_b,
+                    options(nostack),
+                )
+            };
+        });
+    };
+}
+
+/// One `wgmma.mma_async` m64n256k8 with TF32 inputs and fp32 accumulators, both operands
+/// K-major (TF32 has no transposing form: the instruction takes no `imm-trans` arguments);
+/// `$dir` as in [`wgmma_m64n256k16_asm`].
+#[cfg(target_feature = "sm_90a")]
+macro_rules! wgmma_m64n256k8_tf32_asm {
+    ($dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident) => {
+        seq!(i in 0..128 {
+            // SAFETY: the caller of the enclosing function upholds its contract.
+            unsafe {
+                core::arch::asm!(
+                "{{ .reg .pred accumulate;",
+                "setp.ne.b32 accumulate, {scale_d}, 0;",
+                "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{",
+                accumulators_128!(),
+                // scale-d (predicate), imm-scale-a, imm-scale-b.
+                "}}, {a}, {b}, accumulate, 1, 1; }}",
+                    #($dir(reg32) $acc[i],)*
+                    a = in(reg64) $a,
+                    b = in(reg64) $b,
+                    scale_d = in(reg32) $scale_d,
                     options(nostack),
                 )
             };
@@ -468,4 +506,33 @@ pub unsafe fn wgmma_m64n256k16_overwrite<const BF16: bool, const TRANS_B: u32>(
     } else {
         wgmma_m64n256k16_asm!("f16", out, acc, a, b, scale_d, TRANS_B);
     }
+}
+
+/// `acc (+)= a · b` on a 64×256×8 tile for the whole warpgroup, asynchronously, with the fp32
+/// operands read as TF32 (their low 13 mantissa bits ignored) and fp32 accumulators:
+/// `wgmma.mma_async.m64n256k8.f32.tf32.tf32`. Both descriptors must describe K-major tiles (A
+/// `[m, k]`, B `[n, k]`): TF32 `wgmma` cannot transpose. A k8 slice of fp32 is 32 bytes, like
+/// a k16 slice of fp16, so the descriptors of [`wgmma_m64n256k16`] with `B_K_MAJOR` serve
+/// unchanged. The fragment layout of `acc` and the meaning of `accumulate` are those of
+/// [`wgmma_m64n256k16_f16`].
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k8_tf32(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+    let scale_d = accumulate as u32;
+    wgmma_m64n256k8_tf32_asm!(inout, acc, a, b, scale_d);
+}
+
+/// [`wgmma_m64n256k8_tf32`] without accumulation, its accumulators outputs only (see
+/// [`wgmma_m64n256k16_overwrite`]).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k8_tf32_overwrite(acc: &mut [f32; 128], a: u64, b: u64) {
+    let scale_d = 0u32;
+    wgmma_m64n256k8_tf32_asm!(out, acc, a, b, scale_d);
 }

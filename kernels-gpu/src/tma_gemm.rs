@@ -7,8 +7,8 @@
 //!
 //! ## One body for the ladder and the library
 //!
-//! [`tma_wgmma`] is the whole kernel, generic over the element type (fp16 or bf16), the
-//! layout of B (`[k, n]` or `[n, k]`), the rank of the tensor maps (2-D for the ladder, 3-D
+//! [`tma_wgmma`] is the whole kernel, generic over the element type (fp16, bf16, or fp32 read
+//! as TF32 by v19, B `[n, k]` only: [`WgmmaElement`]), the layout of B (`[k, n]` or `[n, k]`), the rank of the tensor maps (2-D for the ladder, 3-D
 //! with the batch as third dimension for the library) and the store of a finished tile. The
 //! ladder rungs (v17 and v18) instantiate it through [`ladder_tma_wgmma`] as fp16, `[k, n]`,
 //! 2-D, plain fp16 stores. The library entries `gemm_v18_*` (in v18) instantiate the other
@@ -54,8 +54,8 @@ use crate::epilogue::apply;
 use crate::pipeline::StageRing;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
-    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k16,
-    wgmma_m64n256k16_overwrite,
+    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k8_tf32,
+    wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16, wgmma_m64n256k16_overwrite,
 };
 use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
@@ -124,26 +124,44 @@ pub unsafe fn ladder_tma_wgmma(
     unsafe { tma_wgmma::<F16, false, false, false>(&problem, maps, store) };
 }
 
-/// The operand element types of the TMA + `wgmma` GEMM: 16-bit floats.
-pub trait HalfElement: Element {
-    /// Two f32 values rounded to this type and packed, `low` in bits 0–15.
-    fn pack2(low: f32, high: f32) -> u32;
-    /// [`wgmma_m64n256k16`] for this type with `imm-trans-b = TRANS_B`.
+/// The operand element types of the TMA + `wgmma` GEMM: fp16 and bf16 (either B layout), and
+/// fp32 read as TF32 (B `[n, k]` only: TF32 `wgmma` reads both operands K-major).
+pub trait WgmmaElement: Element {
+    /// Elements of k per stage: one 128-byte swizzled row (64 for 16-bit types, 32 for fp32).
+    const TILE_K: u32;
+    /// Stores `low` and `high`, rounded to this type, at `at` and `at + 1` with one store.
+    ///
+    /// # Safety
+    /// `at` must point to two writable elements, aligned to twice this type's size.
+    unsafe fn store2(at: *mut Self, low: f32, high: f32);
+    /// One `wgmma` on a 32-byte k-slice of each operand (k16 for 16-bit types, k8 for TF32),
+    /// with `imm-trans-b = TRANS_B` (TF32: [`B_K_MAJOR`] only).
     ///
     /// # Safety
     /// That of [`wgmma_m64n256k16`].
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool);
-    /// [`wgmma_m64n256k16_overwrite`] for this type with `imm-trans-b = TRANS_B`.
+    /// [`WgmmaElement::mma`]'s output-only form (see [`wgmma_m64n256k16_overwrite`]).
     ///
     /// # Safety
     /// That of [`wgmma_m64n256k16`].
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64);
 }
 
-impl HalfElement for F16 {
+/// A pair of 16-bit values as one 32-bit store.
+///
+/// # Safety
+/// `at` must point to a writable, 4-byte aligned pair.
+#[inline(always)]
+unsafe fn store_packed<E>(at: *mut E, packed: u32) {
+    unsafe { (at as *mut u32).write(packed) };
+}
+
+impl WgmmaElement for F16 {
+    const TILE_K: u32 = TILE_K;
     #[inline(always)]
-    fn pack2(low: f32, high: f32) -> u32 {
-        pack_f16x2(low, high)
+    unsafe fn store2(at: *mut Self, low: f32, high: f32) {
+        // SAFETY: the caller's contract.
+        unsafe { store_packed(at, pack_f16x2(low, high)) }
     }
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
@@ -157,10 +175,12 @@ impl HalfElement for F16 {
     }
 }
 
-impl HalfElement for Bf16 {
+impl WgmmaElement for Bf16 {
+    const TILE_K: u32 = TILE_K;
     #[inline(always)]
-    fn pack2(low: f32, high: f32) -> u32 {
-        pack_bf16x2(low, high)
+    unsafe fn store2(at: *mut Self, low: f32, high: f32) {
+        // SAFETY: the caller's contract.
+        unsafe { store_packed(at, pack_bf16x2(low, high)) }
     }
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
@@ -171,6 +191,40 @@ impl HalfElement for Bf16 {
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
         // SAFETY: the caller's contract.
         unsafe { wgmma_m64n256k16_overwrite::<true, TRANS_B>(acc, a, b) }
+    }
+}
+
+impl WgmmaElement for f32 {
+    const TILE_K: u32 = gemm_geometry::v19::TILE_K;
+    #[inline(always)]
+    unsafe fn store2(at: *mut Self, low: f32, high: f32) {
+        // SAFETY: the caller's contract (an 8-byte aligned pair).
+        unsafe {
+            core::arch::asm!(
+                "st.v2.f32 [{at}], {{{low}, {high}}};",
+                at = in(reg64) at,
+                low = in(reg32) low,
+                high = in(reg32) high,
+                options(nostack),
+            )
+        };
+    }
+    #[inline(always)]
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+        if TRANS_B != B_K_MAJOR {
+            // Unreachable: no TF32 entry takes B `[k, n]` (the branch folds away).
+            trap();
+        }
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k8_tf32(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+        if TRANS_B != B_K_MAJOR {
+            trap();
+        }
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k8_tf32_overwrite(acc, a, b) }
     }
 }
 
@@ -285,7 +339,7 @@ impl<const BATCHED: bool> Walk<BATCHED> {
 /// given.
 #[inline(always)]
 pub unsafe fn tma_wgmma<
-    E: HalfElement,
+    E: WgmmaElement,
     const B_NK: bool,
     const BATCHED: bool,
     const TILE_ACC: bool,
@@ -337,7 +391,7 @@ pub unsafe fn tma_wgmma<
         let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);
         (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N)
     };
-    let steps = k.div_ceil(TILE_K);
+    let steps = k.div_ceil(E::TILE_K);
     // The k-steps of virtual item `zz`: all of them without a split, else its slice's.
     let step_range = #[inline(always)]
     |zz: u32| {
@@ -379,7 +433,7 @@ pub unsafe fn tma_wgmma<
                     }
                     let start = stages_address + stage * STAGE_BYTES;
                     let b_tile = start + A_TILE_BYTES;
-                    let k_first = step * TILE_K;
+                    let k_first = step * E::TILE_K;
                     // SAFETY: the stage is free (waited above), 1 024-aligned, and its
                     // barrier expects exactly the bytes of these boxes (zero-filled parts
                     // included).
@@ -504,7 +558,7 @@ pub unsafe fn tma_wgmma<
 /// The stage's tiles must have landed; all 128 threads of the warpgroup call this together,
 /// between [`warpgroup_fence`] and [`warpgroup_commit`].
 #[inline(always)]
-unsafe fn multiply_stage<E: HalfElement, const B_NK: bool, const OVERWRITE: bool>(
+unsafe fn multiply_stage<E: WgmmaElement, const B_NK: bool, const OVERWRITE: bool>(
     acc: &mut [f32; 128],
     start: u32,
     warpgroup: u32,
@@ -545,7 +599,7 @@ unsafe fn multiply_stage<E: HalfElement, const B_NK: bool, const OVERWRITE: bool
 /// # Safety
 /// As for the entries.
 #[inline(always)]
-pub unsafe fn library_gemm<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
+pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
     let problem = Problem {
         m: args.m,
         n: args.n,
@@ -554,17 +608,19 @@ pub unsafe fn library_gemm<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
         splits: if args.splits > 1 { args.splits } else { 1 },
         // k_chunk is a multiple of K_GRANULE, itself a multiple of TILE_K (checked below at
         // compile time): slices start on k-steps.
-        chunk_steps: args.k_chunk / TILE_K,
+        chunk_steps: args.k_chunk / E::TILE_K,
         a_follows_batch: args.stride_a != 0,
         b_follows_batch: args.stride_b != 0,
     };
     let (m, n) = (args.m, args.n);
     let (ldc, stride_c) = (args.ldc as u64, args.stride_c);
     let c = args.c as *mut E;
-    // Pairs of neighbouring columns go out as one 32-bit store when every pair start is
-    // 4-byte aligned: base 4-byte aligned, ldc and the batch stride even. Otherwise element by
-    // element (any 2-byte-aligned C).
-    let pairs = args.c % 4 == 0 && ldc % 2 == 0 && (args.batch == 1 || stride_c % 2 == 0);
+    // Pairs of neighbouring columns go out as one store (32-bit for 16-bit types, 64-bit for
+    // f32) when every pair start is aligned to the pair: base aligned, ldc and the batch stride
+    // even. Otherwise element by element (any C aligned to its element).
+    let pair_bytes = 2 * E::BYTES as u64;
+    let pairs =
+        args.c.is_multiple_of(pair_bytes) && ldc % 2 == 0 && (args.batch == 1 || stride_c % 2 == 0);
     let plain = args.is_plain_store();
     let split = args.splits > 1;
     let workspace = args.workspace as *mut f32;
@@ -619,7 +675,7 @@ pub unsafe fn library_gemm<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
 /// Where `rows_inside` says so, `c_row` and `c_row + 8·ldc` must point to rows of C with at
 /// least `n` elements.
 #[inline(always)]
-unsafe fn store_rows<E: HalfElement, const PLAIN: bool>(
+unsafe fn store_rows<E: WgmmaElement, const PLAIN: bool>(
     args: &GemmArgs,
     acc: &[f32; 128],
     c_row: *mut E,
@@ -719,7 +775,7 @@ fn opaque(x: u32) -> u32 {
 /// # Safety
 /// `c_row` must point to a row of C with at least `n` elements.
 #[inline(always)]
-unsafe fn store_pair<E: HalfElement, const PLAIN: bool>(
+unsafe fn store_pair<E: WgmmaElement, const PLAIN: bool>(
     args: &GemmArgs,
     c_row: *mut E,
     n: u32,
@@ -743,8 +799,7 @@ unsafe fn store_pair<E: HalfElement, const PLAIN: bool>(
     };
     if pairs && col + 1 < n {
         let at_next = unsafe { at.add(1) };
-        let packed = E::pack2(finish(v0, at, col), finish(v1, at_next, col + 1));
-        unsafe { (at as *mut u32).write(packed) };
+        unsafe { E::store2(at, finish(v0, at, col), finish(v1, at_next, col + 1)) };
     } else {
         unsafe { at.write(E::from_f32(finish(v0, at, col))) };
         if col + 1 < n {

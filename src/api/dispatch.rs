@@ -7,7 +7,9 @@
 //! they do at full width where the tiled kernels would waste almost all of every tile. Then
 //! come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
-//! general kernel; the `cp.async` fp32 kernel v13 beats the general one). f32 and TF32 calls
+//! general kernel; the `cp.async` fp32 kernel v13 beats the general one; for TF32 the `wgmma`
+//! kernel v19 beats v14's `mma.sync`, on B `[k, n]` through a transposed copy of B where the
+//! cost model says the copy pays, see [`passed_over`]). f32 and TF32 calls
 //! share the exact f32 thin kernels: a memory-bound product gains nothing from TF32.
 //! [`choose`] takes the first kernel whose requirements the device and the call meet, so every
 //! valid call gets a kernel: the general kernels accept any alignment, any leading dimension
@@ -19,7 +21,8 @@ use super::element::DType;
 use super::problem::Problem;
 use crate::GemmError;
 pub use crate::ptx::Arch;
-use crate::runtime::tensor_map::{self, MatrixView};
+use crate::runtime::tensor_map::{self, MapElement, MatrixView};
+use crate::runtime::transpose::TransposeSource;
 use gemm_geometry as geometry;
 
 /// What dispatch needs to know about the device and the loaded module.
@@ -185,10 +188,18 @@ const fn ladder(
     }
 }
 
-/// v18's persistent TMA + `wgmma` kernel (sm_90a): A and B through tensor maps.
-const fn tma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+/// v18's persistent TMA + `wgmma` kernel (sm_90a): A and B through tensor maps. The TF32
+/// instance (`v19`) has the same block, tiles and shared memory (`gemm_geometry::v19`
+/// re-exports v17's); only its rate differs.
+const fn tma(
+    name: &'static str,
+    entry: &'static str,
+    dtype: DType,
+    b_layout: BLayout,
+    gflops_per_sm: u32,
+) -> KernelSpec {
     KernelSpec {
-        name: "v18",
+        name,
         entry,
         dtype,
         b_layout,
@@ -205,7 +216,7 @@ const fn tma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec
         shape: ShapeClass::Any,
         split_k: true,
         blocks_per_sm: geometry::v17::MIN_BLOCKS_PER_SM,
-        gflops_per_sm: V18_GFLOPS_PER_SM,
+        gflops_per_sm,
     }
 }
 
@@ -268,6 +279,14 @@ const V13_GFLOPS_PER_SM: u32 = 352;
 const V14_GFLOPS_PER_SM: u32 = 1125;
 const V15_GFLOPS_PER_SM: u32 = 3533;
 const V18_GFLOPS_PER_SM: u32 = 5123;
+// v19 (TF32 `wgmma`): the ladder's run of `docs/results/h100-tf32-wgmma` at 4096³, 329 976
+// GFLOP/s with the transposed copy of B inside the time.
+const V19_GFLOPS_PER_SM: u32 = 2500;
+
+/// The TF32 `wgmma` entry, for both B layouts (B `[k, n]` through a transposed copy).
+const V19_ENTRY: &str = "gemm_v19_tf32_nk";
+/// v14's TF32 entry for B `[k, n]`, what a transposed copy for v19 must beat.
+const V14_KN_ENTRY: &str = "gemm_v14_tf32_kn";
 const GENERAL_GFLOPS_PER_SM: u32 = 100;
 
 const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
@@ -351,9 +370,25 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinN,
     ),
+    // TF32 on `wgmma` (B `[n, k]` only): a `[k, n]` B is first copied transposed
+    // (`KernelSpec::transposes_b`), where the cost model says the copy pays.
+    tma(
+        "v19",
+        V19_ENTRY,
+        DType::Tf32,
+        BLayout::Kn,
+        V19_GFLOPS_PER_SM,
+    ),
+    tma(
+        "v19",
+        V19_ENTRY,
+        DType::Tf32,
+        BLayout::Nk,
+        V19_GFLOPS_PER_SM,
+    ),
     ladder(
         "v14",
-        "gemm_v14_tf32_kn",
+        V14_KN_ENTRY,
         DType::Tf32,
         BLayout::Kn,
         geometry::v14::THREADS,
@@ -426,10 +461,34 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinN,
     ),
-    tma("gemm_v18_f16_kn", DType::F16, BLayout::Kn),
-    tma("gemm_v18_f16_nk", DType::F16, BLayout::Nk),
-    tma("gemm_v18_bf16_kn", DType::Bf16, BLayout::Kn),
-    tma("gemm_v18_bf16_nk", DType::Bf16, BLayout::Nk),
+    tma(
+        "v18",
+        "gemm_v18_f16_kn",
+        DType::F16,
+        BLayout::Kn,
+        V18_GFLOPS_PER_SM,
+    ),
+    tma(
+        "v18",
+        "gemm_v18_f16_nk",
+        DType::F16,
+        BLayout::Nk,
+        V18_GFLOPS_PER_SM,
+    ),
+    tma(
+        "v18",
+        "gemm_v18_bf16_kn",
+        DType::Bf16,
+        BLayout::Kn,
+        V18_GFLOPS_PER_SM,
+    ),
+    tma(
+        "v18",
+        "gemm_v18_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
+        V18_GFLOPS_PER_SM,
+    ),
     ladder(
         "v15",
         "gemm_v15_f16_kn",
@@ -483,6 +542,50 @@ pub const KERNELS: &[KernelSpec] = &[
     ),
     general("gemm_general_bf16_nk", DType::Bf16, BLayout::Nk),
 ];
+
+impl KernelSpec {
+    /// Whether the host first copies B `[k, n]` transposed into a `[n, k]` scratch copy and the
+    /// kernel reads that (the TF32 `wgmma` kernel v19, which reads B only K-major, on a call
+    /// with B `[k, n]`). The kernel then sees [`kernel_problem`].
+    pub fn transposes_b(&self) -> bool {
+        self.tensor_maps && self.dtype == DType::Tf32 && self.b_layout == BLayout::Kn
+    }
+}
+
+/// The transposed copy of `problem`'s B `[k, n]` for a kernel that
+/// [transposes B](KernelSpec::transposes_b): every batch item (only item 0 when B is shared by
+/// the batch, stride 0).
+pub fn transpose_source(problem: &Problem) -> TransposeSource {
+    let shared = problem.batch == 1 || problem.strides.1 == 0;
+    TransposeSource {
+        address: problem.buffers.b.0,
+        rows: problem.k,
+        cols: problem.n,
+        ld: problem.ldb,
+        batch: if shared { 1 } else { problem.batch },
+        stride: if shared { 0 } else { problem.strides.1 },
+    }
+}
+
+/// What `spec`'s kernel reads: `problem` itself, or, for a kernel that
+/// [transposes B](KernelSpec::transposes_b), `problem` with B replaced by its `[n, k]` copy at
+/// `copy_address` (leading dimension k rounded up to 4, items packed).
+pub fn kernel_problem(spec: &KernelSpec, problem: &Problem, copy_address: u64) -> Problem {
+    if !spec.transposes_b() {
+        return *problem;
+    }
+    let source = transpose_source(problem);
+    let mut copy = *problem;
+    copy.b_layout = BLayout::Nk;
+    copy.ldb = source.copy_ld();
+    copy.strides.1 = if source.batch > 1 {
+        source.copy_item()
+    } else {
+        0
+    };
+    copy.buffers.b = (copy_address, source.copy_item() * source.batch);
+    copy
+}
 
 /// The kernel chosen for a call, and the launch.
 #[derive(Clone, Debug, PartialEq)]
@@ -667,18 +770,45 @@ fn split_refusal(
 /// k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
 /// they hide, and v15 is faster: 72 µs against v18's 162 µs at 8192×8192×64 fp16 on the H100
 /// (`docs/results/h100-split-k`, `v15-forced` and the fp16 suite, both layouts).
-pub fn passed_over(spec: &KernelSpec, problem: &Problem) -> Option<String> {
+///
+/// And v19 on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
+/// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
+pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
     let one_k_tile = geometry::v17::TILE_K as usize;
-    (spec.grid == GridKind::Persistent && problem.k <= one_k_tile).then(|| {
-        format!(
+    if spec.grid == GridKind::Persistent && problem.k <= one_k_tile {
+        return Some(format!(
             "k ≤ {one_k_tile} is one k-tile, where v15 was measured faster (passed over, \
              not refused: it runs when forced)"
-        )
-    })
+        ));
+    }
+    if spec.transposes_b() {
+        let source = transpose_source(problem);
+        let copied = 8.0 * (source.rows * source.cols * source.batch) as f64;
+        let copy_seconds = copied / (MODEL_DEVICE_BYTES_PER_SM * caps.sm_count.max(1) as f64);
+        // Each kernel as dispatch would run it: split where its tiles cannot fill the device.
+        let best = |spec: &KernelSpec, problem: &Problem| {
+            split_seconds(spec, caps, problem, auto_split(spec, caps, problem).0)
+        };
+        let with_copy = copy_seconds + best(spec, &kernel_problem(spec, problem, 0));
+        let v14 = KERNELS.iter().find(|s| s.entry == V14_KN_ENTRY)?;
+        let without = best(v14, problem);
+        if with_copy > without {
+            return Some(format!(
+                "copying B transposed first ({:.1} µs) and v19 ({:.1} µs in all) is estimated \
+                 slower than v14 ({:.1} µs) (passed over, not refused: it runs when forced)",
+                copy_seconds * 1e6,
+                with_copy * 1e6,
+                without * 1e6
+            ));
+        }
+    }
+    None
 }
 
 /// Why `spec` cannot run `problem` on `caps`, or `None` if it can.
 pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    // A kernel that transposes B reads the copy (any aligned address stands in for it here).
+    let problem = &kernel_problem(spec, problem, 0);
     if let Some(reason) = spec.shape.refusal(problem) {
         return Some(reason);
     }
@@ -707,7 +837,7 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
         ));
     }
     if spec.tensor_maps
-        && let Err(reason) = tensor_map_views(spec, problem)
+        && let Err(reason) = tensor_map_views(problem)
     {
         return Some(reason.to_string());
     }
@@ -720,7 +850,6 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
 /// The tensor maps of A and B for a TMA kernel: each view and box, checked against TMA's rules
 /// (16-byte rows, strides, dimensions) by [`tensor_map::tiled_map_spec`].
 pub fn tensor_map_views(
-    spec: &KernelSpec,
     problem: &Problem,
 ) -> Result<[(MatrixView, [u32; 2]); 2], tensor_map::TensorMapError> {
     let batch = problem.batch as u64;
@@ -739,9 +868,16 @@ pub fn tensor_map_views(
         problem.lda,
         problem.strides.0,
     );
-    let (b_rows, b_cols, b_box) = match spec.b_layout {
-        BLayout::Kn => (problem.k, problem.n, geometry::v17::B_KN_BOX),
-        BLayout::Nk => (problem.n, problem.k, geometry::v17::B_NK_BOX),
+    let tf32 = problem.dtype == DType::Tf32;
+    let a_box = if tf32 {
+        geometry::v19::A_BOX
+    } else {
+        geometry::v17::A_BOX
+    };
+    let (b_rows, b_cols, b_box) = match (problem.b_layout, tf32) {
+        (BLayout::Kn, _) => (problem.k, problem.n, geometry::v17::B_KN_BOX),
+        (BLayout::Nk, false) => (problem.n, problem.k, geometry::v17::B_NK_BOX),
+        (BLayout::Nk, true) => (problem.n, problem.k, geometry::v19::B_NK_BOX),
     };
     let b = view(
         problem.buffers.b.0,
@@ -750,10 +886,20 @@ pub fn tensor_map_views(
         problem.ldb,
         problem.strides.1,
     );
-    for (v, [cols, rows]) in [(&a, geometry::v17::A_BOX), (&b, b_box)] {
-        tensor_map::tiled_map_spec(v, cols, rows)?;
+    let element = map_element(problem.dtype);
+    for (v, [cols, rows]) in [(&a, a_box), (&b, b_box)] {
+        tensor_map::tiled_map_spec(element, v, cols, rows)?;
     }
-    Ok([(a, geometry::v17::A_BOX), (b, b_box)])
+    Ok([(a, a_box), (b, b_box)])
+}
+
+/// The tensor maps' element type for calls of `dtype`.
+pub fn map_element(dtype: DType) -> MapElement {
+    match dtype {
+        DType::F16 => MapElement::F16,
+        DType::Bf16 => MapElement::Bf16,
+        DType::F32 | DType::Tf32 => MapElement::F32,
+    }
 }
 
 /// The grid for `spec` on `problem`, or `None` if it exceeds CUDA's limits.
@@ -885,7 +1031,7 @@ fn choose_kernel(
     }
     let mut passed = Vec::new();
     for spec in candidates {
-        match refusal(spec, caps, problem).or_else(|| passed_over(spec, problem)) {
+        match refusal(spec, caps, problem).or_else(|| passed_over(spec, caps, problem)) {
             Some(reason) => passed.push(format!("{}: {reason}", spec.name)),
             None => {
                 let reason = if passed.is_empty() {

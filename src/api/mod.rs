@@ -25,7 +25,7 @@ pub mod problem;
 pub mod quantized;
 
 use crate::GemmError;
-use crate::runtime::tensor_map::{MapElement, MatrixView, TensorMapError, encode_tiled_map};
+use crate::runtime::tensor_map::{MatrixView, TensorMapError, encode_tiled_map};
 use crate::runtime::{DeviceInfo, Runtime};
 use cudarc::driver::CudaSlice;
 use cudarc::driver::{
@@ -258,6 +258,20 @@ impl Gemm {
     /// Launches `plan` for `problem`.
     fn launch(&self, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
         let spec = plan.kernel;
+        // A kernel that reads B only K-major, on B `[k, n]`: queue B's transposed copy first
+        // and let the kernel read that. `copy` holds the runtime's scratch buffer until the
+        // product is queued.
+        let copy = if spec.transposes_b() {
+            let source = dispatch::transpose_source(problem);
+            // SAFETY: validation checked that B holds every element of `source` (it is B's
+            // own description), in this context; the copy is queued on the call's stream
+            // before anything of this call writes (C overlaps no input).
+            Some(unsafe { self.runtime.transposed_copy(&source) }?)
+        } else {
+            None
+        };
+        let copy_address = copy.as_ref().map_or(0, |copy| copy.address);
+        let problem = &dispatch::kernel_problem(spec, problem, copy_address);
         let maps = if spec.tensor_maps {
             self.tensor_maps(spec, problem)?
         } else {
@@ -358,11 +372,10 @@ impl Gemm {
     /// The device address of the tensor maps (A's, then B's, 128 bytes each) a TMA kernel reads
     /// for `problem`, encoded and uploaded on first use.
     fn tensor_maps(&self, spec: &KernelSpec, problem: &Problem) -> Result<u64, GemmError> {
-        let views =
-            dispatch::tensor_map_views(spec, problem).map_err(|e| GemmError::KernelRefused {
-                kernel: spec.name,
-                reason: e.to_string(),
-            })?;
+        let views = dispatch::tensor_map_views(problem).map_err(|e| GemmError::KernelRefused {
+            kernel: spec.name,
+            reason: e.to_string(),
+        })?;
         let key = (problem.dtype, problem.b_layout, [views[0].0, views[1].0]);
         let mut cache = self
             .tensor_maps
@@ -371,10 +384,7 @@ impl Gemm {
         if let Some(maps) = cache.get(&key) {
             return Ok(self.runtime.address(maps));
         }
-        let element = match problem.dtype {
-            DType::Bf16 => MapElement::Bf16,
-            _ => MapElement::F16,
-        };
+        let element = dispatch::map_element(problem.dtype);
         let mut bytes = Vec::with_capacity(256);
         for (view, [cols, rows]) in views {
             let map = encode_tiled_map(element, &view, cols, rows).map_err(|e| match e {

@@ -80,11 +80,13 @@ pub fn gamma(k: usize, unit_roundoff: f64) -> f64 {
 /// How a precision's arithmetic may move a result away from the exact product of the inputs it
 /// was given, beyond fp32 accumulation (which every rung has):
 ///
-/// * **Input rounding inside the kernel** (TF32: A and B are rounded to 10 mantissa bits,
-///   `u_in = 2⁻¹¹`). Each product `â·b̂` is then off by at most `(2·u_in + u_in²)·|a·b|`, so the
+/// * **Input rounding inside the kernel** (TF32: A and B are cut to 10 mantissa bits: rounded
+///   to nearest by v14's `cvt.rna.tf32.f32`, truncated by `wgmma` (v19), which reads the fp32
+///   bits and ignores the low 13; truncation's error is below one TF32 ulp, so `u_in = 2⁻¹⁰`
+///   covers both). Each product `â·b̂` is then off by at most `(2·u_in + u_in²)·|a·b|`, so the
 ///   elementwise bound gains `(2·u_in + u_in²)·(|A|·|B|)`. Summed over k, these errors have
 ///   random signs and cancel like a random walk: relative to the terms' size the Frobenius
-///   error is about `u_in`, independent of k, and the tolerance gains `4·u_in` (2⁻⁹ ≈ 0.2%
+///   error is about `u_in`, independent of k, and the tolerance gains `4·u_in` (2⁻⁸ ≈ 0.4%
 ///   for TF32). A systematic mistake is still far outside: one missing 16-wide k-tile of 4096
 ///   is a 6% error.
 /// * **Output rounding** (fp16 C: `u_out = 2⁻¹¹`, plus fp16's subnormal step `tiny = 2⁻²⁴`
@@ -107,9 +109,10 @@ impl ErrorModel {
         output_unit_roundoff: 0.0,
         output_tiny: 0.0,
     };
-    /// fp32 in, rounded to TF32 (to nearest) for the tensor cores, fp32 accumulation and out.
+    /// fp32 in, cut to TF32 for the tensor cores (rounded to nearest or truncated), fp32
+    /// accumulation and out.
     pub const TF32: ErrorModel = ErrorModel {
-        input_unit_roundoff: 1.0 / 2048.0,
+        input_unit_roundoff: 1.0 / 1024.0,
         output_unit_roundoff: 0.0,
         output_tiny: 0.0,
     };

@@ -4,8 +4,11 @@
 use crate::element::Element;
 use crate::ladder::rungs::{Epilogue, Precision};
 use crate::runtime::Runtime;
+use crate::runtime::tensor_map::{MapElement, MatrixView};
+use crate::runtime::transpose::{TransposeSource, TransposedCopy};
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
+use gemm_geometry as geometry;
 
 impl Runtime {
     /// Queues `rung` computing `c = a·b` for `shape`, after checking the element type, buffers,
@@ -77,8 +80,25 @@ impl Runtime {
             Some(slope) => (slope, 1u32),
             None => (0.0f32, 0u32),
         };
+        // A TF32 TMA rung reads B only K-major: queue B's transposed copy first (timed with
+        // the rung) and build B's map over the copy. `copy` holds the scratch buffer until the
+        // rung is queued.
+        let copy = if rung.transposes_b() {
+            let source = TransposeSource {
+                address: b,
+                rows: shape.k,
+                cols: shape.n,
+                ld: shape.n,
+                batch: 1,
+                stride: 0,
+            };
+            // SAFETY: B holds k·n elements (check_buffers), read before anything writes it.
+            Some(unsafe { self.transposed_copy(&source) }?)
+        } else {
+            None
+        };
         let maps = if rung.tensor_maps {
-            Some(self.tensor_maps_for(a, b, shape)?)
+            Some(self.tensor_maps_for(a, b, copy.as_ref(), shape)?)
         } else {
             None
         };
@@ -102,12 +122,22 @@ impl Runtime {
             .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
     }
 
-    /// The device address of the TMA tensor maps (A, then B, 128 bytes each) for fp16 `a`
-    /// (m×k) and `b` (k×n), built on first use and kept for later launches on the same
-    /// buffers and shape: A in boxes of 128 rows × 64 columns, B in boxes of 64 × 64, both
-    /// with the 128-byte swizzle, zeros outside the matrices.
-    fn tensor_maps_for(&self, a: u64, b: u64, shape: &GemmShape) -> Result<u64, GemmError> {
-        let key = (a, b, shape.m, shape.n, shape.k);
+    /// The device address of the TMA tensor maps (A, then B, 128 bytes each) for `a` (m×k)
+    /// and `b` (k×n), or B's transposed `copy` (n×k), built on first use and kept for later
+    /// launches on the same buffers and shape, 128-byte swizzle, zeros outside the matrices.
+    /// fp16 (v17, v18): A in boxes of 128 rows × 64 columns, B in boxes of 64 × 64. TF32 (v19):
+    /// fp32 A in boxes of 128 × 32, the copy of B in boxes of 256 × 32.
+    fn tensor_maps_for(
+        &self,
+        a: u64,
+        b: u64,
+        copy: Option<&TransposedCopy<'_>>,
+        shape: &GemmShape,
+    ) -> Result<u64, GemmError> {
+        let b = copy.map_or(b, |copy| copy.address);
+        // The element type is part of the key: an fp16 B freed earlier may have had the
+        // address the copy has now.
+        let key = (a, b, shape.m, shape.n, shape.k, copy.is_some());
         let mut cache = self
             .tensor_maps
             .lock()
@@ -116,12 +146,34 @@ impl Runtime {
             return Ok(self.address(maps));
         }
         let mut bytes = Vec::with_capacity(256);
-        // (address, columns, rows, box columns, box rows): dimensions innermost first.
-        for (address, cols, rows, box_cols, box_rows) in [
-            (key.0, shape.k, shape.m, 64u32, 128u32),
-            (key.1, shape.n, shape.k, 64, 64),
-        ] {
-            bytes.extend_from_slice(&encode_tensor_map(address, cols, rows, box_cols, box_rows)?);
+        // (address, columns, rows, leading dimension, [box columns, box rows]): dimensions
+        // innermost first.
+        let (element, maps) = match copy {
+            Some(copy) => (
+                MapElement::F32,
+                [
+                    (a, shape.k, shape.m, shape.k, geometry::v19::A_BOX),
+                    (b, shape.k, shape.n, copy.ld, geometry::v19::B_NK_BOX),
+                ],
+            ),
+            None => (
+                MapElement::F16,
+                [
+                    (a, shape.k, shape.m, shape.k, geometry::v17::A_BOX),
+                    (b, shape.n, shape.k, shape.n, geometry::v17::B_KN_BOX),
+                ],
+            ),
+        };
+        for (address, cols, rows, ld, [box_cols, box_rows]) in maps {
+            let view = MatrixView {
+                address,
+                rows: rows as u64,
+                cols: cols as u64,
+                ld: ld as u64,
+                batch: 1,
+                batch_stride: 0,
+            };
+            bytes.extend_from_slice(&encode_tensor_map(element, &view, box_cols, box_rows)?);
         }
         let maps = self.upload_raw(&bytes)?;
         let ptr = self.address(&maps);
@@ -130,26 +182,16 @@ impl Runtime {
     }
 }
 
-/// A 2-D TMA tensor map for a row-major fp16 matrix of `rows × cols` at device `address`
-/// (contiguous rows), read in boxes of `box_rows × box_cols` with the 128-byte swizzle: the
-/// runtime's one encoder, with its checks.
+/// A 2-D TMA tensor map for the matrix `view`, read in boxes of `box_rows × box_cols` with the
+/// 128-byte swizzle: the runtime's one encoder, with its checks.
 fn encode_tensor_map(
-    address: u64,
-    cols: usize,
-    rows: usize,
+    element: MapElement,
+    view: &MatrixView,
     box_cols: u32,
     box_rows: u32,
 ) -> Result<[u8; 128], GemmError> {
-    use crate::runtime::tensor_map::{MapElement, MapRank, MatrixView, TensorMapError, encode_map};
-    let view = MatrixView {
-        address,
-        rows: rows as u64,
-        cols: cols as u64,
-        ld: cols as u64,
-        batch: 1,
-        batch_stride: 0,
-    };
-    encode_map(MapElement::F16, MapRank::Two, &view, box_cols, box_rows).map_err(|e| match e {
+    use crate::runtime::tensor_map::{MapRank, TensorMapError, encode_map};
+    encode_map(element, MapRank::Two, view, box_cols, box_rows).map_err(|e| match e {
         TensorMapError::Driver(source) => GemmError::cuda("encoding a TMA tensor map", source),
         // The rung's own check (`TmaRows`) comes first; this is the encoder's second line.
         other => GemmError::KernelRefused {

@@ -414,6 +414,17 @@ pub const RUNGS: &[Rung] = &[
         grid: GridOrder::Persistent,
         ..v17_row()
     },
+    Rung {
+        name: "v19",
+        idea: "TF32 on wgmma (v18's kernel), B transposed first",
+        entry: "sgemm_v19_tf32_wgmma",
+        grid: GridOrder::Persistent,
+        precision: Precision::Tf32,
+        // The same block, stages and shared memory as v17 (`geometry::v19` re-exports them).
+        block_dim: (geometry::v19::THREADS, 1),
+        shared_mem: SharedMem::Fixed(geometry::v19::SHARED_BYTES as usize),
+        ..v17_row()
+    },
 ];
 
 /// v17's row, which v18 shares but for its entry and grid.
@@ -638,9 +649,13 @@ impl Rung {
                 });
             }
         }
-        if self.tensor_maps && (!shape.k.is_multiple_of(8) || !shape.n.is_multiple_of(8)) {
+        let per_16_bytes = 16 / self.precision.element_bytes();
+        let rows_off = !shape.k.is_multiple_of(per_16_bytes)
+            || (!self.transposes_b() && !shape.n.is_multiple_of(per_16_bytes));
+        if self.tensor_maps && rows_off {
             return Err(GemmError::TmaRows {
                 rung: self.name,
+                multiple: per_16_bytes,
                 k: shape.k,
                 n: shape.n,
             });
@@ -651,6 +666,12 @@ impl Rung {
             block: self.block_dim,
             shared_mem_bytes: needed as u32,
         })
+    }
+
+    /// Whether the launcher first copies B transposed (`[n, k]`) and the kernel reads that copy:
+    /// a TF32 TMA rung, since TF32 `wgmma` reads B only K-major (see v19).
+    pub fn transposes_b(&self) -> bool {
+        self.tensor_maps && self.precision == Precision::Tf32
     }
 
     /// Checks that the base addresses of A and B suit the rung's loads.

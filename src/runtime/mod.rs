@@ -7,6 +7,7 @@
 //! device into a [`GemmError`] instead of a panic.
 
 pub mod tensor_map;
+pub mod transpose;
 
 use crate::GemmError;
 use crate::element::Element;
@@ -46,11 +47,14 @@ pub struct Runtime {
     ptx_target: String,
     /// TMA tensor maps built for the ladder's TMA rungs, by (A, B, shape).
     pub(crate) tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
+    /// The scratch buffer of transposed copies ([`Runtime::transposed_copy`]).
+    scratch: Mutex<Option<CudaSlice<f32>>>,
     info: DeviceInfo,
 }
 
-/// What a pair of TMA tensor maps describes: the addresses of A and B and the shape.
-pub(crate) type TensorMapKey = (u64, u64, usize, usize, usize);
+/// What a pair of TMA tensor maps describes: the addresses of A and B, the shape, and whether
+/// they are fp32 maps (of A and B's transposed copy, TF32) rather than fp16.
+pub(crate) type TensorMapKey = (u64, u64, usize, usize, usize, bool);
 
 /// Fails with [`GemmError::NoGpu`] unless the driver library is present and reports a device
 /// numbered `ordinal`. cudarc panics where a library is missing, so this looks first.
@@ -102,6 +106,7 @@ impl Runtime {
                 .find_map(|line| line.trim().strip_prefix(".target "))
                 .map_or_else(|| "unknown".into(), |t| t.trim().to_string()),
             tensor_maps: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(None),
             info,
         })
     }

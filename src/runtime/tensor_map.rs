@@ -5,7 +5,7 @@
 //! of checks ([`tiled_map_spec`]) for both.
 //!
 //! A library map has rank 3, dimensions innermost first: (columns, rows, batch), strides in
-//! bytes (ld·2, batch stride·2), the 128-byte swizzle, zeros outside the matrix (OOB fill
+//! bytes (ld·e, batch stride·e for elements of e bytes), the 128-byte swizzle, zeros outside the matrix (OOB fill
 //! none), L2 promotion 256 B. The box is (box columns, box rows, 1): the kernel asks for one
 //! batch item per copy. A ladder map ([`MapRank::Two`]) is the same without the batch
 //! dimension (its view has one item), as the rungs' 2-D copies need.
@@ -19,7 +19,9 @@
 //! | B of `*_kn` (`[k, n]`) | k × n, ldb, stride_b | `B_KN_BOX` = (64, 64) |
 //! | B of `*_nk` (`[n, k]`) | n × k, ldb, stride_b | `B_NK_BOX` = (64, 256) |
 //!
-//! with element type F16 for `*_f16_*` and BF16 for `*_bf16_*`. An operand whose batch stride
+//! with element type F16 for `*_f16_*` and BF16 for `*_bf16_*`. The TF32 entry
+//! `gemm_v19_tf32_nk` (and the ladder's v19) reads fp32 maps (`FLOAT32`) with the boxes of
+//! `gemm_geometry::v19`: A (32, 128), B `[n, k]` (32, 256), the same 128 bytes per box row. An operand whose batch stride
 //! is 0 (shared by the whole batch), or a batch of 1, gets a batch dimension of 1; the kernel
 //! then always reads item 0 of it. k = 0 cannot be encoded (dimensions are at least 1), but the
 //! kernels read no map when k = 0, so any map address will do there.
@@ -29,8 +31,6 @@ use cudarc::driver::sys::{
     CUtensorMapL2promotion, CUtensorMapSwizzle, cuTensorMapEncodeTiled,
 };
 
-/// Bytes per element of both types.
-const ELEMENT_BYTES: u64 = 2;
 /// The swizzle span: the box's innermost extent may not exceed it.
 const SWIZZLE_BYTES: u64 = 128;
 /// TMA's limit on a global stride (exclusive) and on a dimension (inclusive).
@@ -44,6 +44,18 @@ pub enum MapElement {
     F16,
     /// bfloat16.
     Bf16,
+    /// IEEE binary32 (the TF32 kernels read it as TF32).
+    F32,
+}
+
+impl MapElement {
+    /// Bytes per element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            MapElement::F16 | MapElement::Bf16 => 2,
+            MapElement::F32 => 4,
+        }
+    }
 }
 
 /// The rank of a map: what the kernel's copy instructions (`cp.async.bulk.tensor.2d` or
@@ -57,7 +69,7 @@ pub enum MapRank {
 }
 
 /// A row-major matrix, or a batch of equally shaped ones, in device memory: element `(z, r,
-/// c)` at `address + 2·(z·batch_stride + r·ld + c)`.
+/// c)` at `address + e·(z·batch_stride + r·ld + c)` for elements of `e` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MatrixView {
     /// Device address of element (0, 0, 0).
@@ -94,9 +106,9 @@ pub enum TensorMapError {
     /// A dimension is 0 or above 2³².
     #[error("tensor map: dimension {0} is outside 1..=2^32")]
     Dimension(u64),
-    /// The leading dimension is below the columns, not a multiple of 8 elements, or too large.
+    /// The leading dimension is below the columns, not a multiple of 16 bytes, or too large.
     #[error(
-        "tensor map: leading dimension {ld} (columns {cols}) must be >= the columns, a multiple of 8 elements and below 2^39"
+        "tensor map: leading dimension {ld} (columns {cols}) must be >= the columns, a multiple of 16 bytes and below 2^40 bytes"
     )]
     LeadingDimension {
         /// The leading dimension.
@@ -104,9 +116,9 @@ pub enum TensorMapError {
         /// The columns.
         cols: u64,
     },
-    /// The batch stride is not a multiple of 8 elements, overlaps the items or is too large.
+    /// The batch stride is not a multiple of 16 bytes, overlaps the items or is too large.
     #[error(
-        "tensor map: batch stride {stride} must be 0 or a multiple of 8 elements, at least rows·ld = {item}, and below 2^39"
+        "tensor map: batch stride {stride} must be 0 or a multiple of 16 bytes, at least rows·ld = {item}, and below 2^40 bytes"
     )]
     BatchStride {
         /// The batch stride.
@@ -116,7 +128,7 @@ pub enum TensorMapError {
     },
     /// The box does not fit the 128-byte swizzle or TMA's limits.
     #[error(
-        "tensor map: box {cols}×{rows} must have 8..=64 columns (a multiple of 8) and 1..=256 rows"
+        "tensor map: box {cols}×{rows} must have columns of 16..=128 bytes (a multiple of 16) and 1..=256 rows"
     )]
     Box {
         /// Box columns.
@@ -138,10 +150,12 @@ pub enum TensorMapError {
 /// encoder's arguments. Items that overlap (batch stride < rows·ld) are refused: the driver's
 /// documentation describes strides that grow with the dimensions.
 pub fn tiled_map_spec(
+    element: MapElement,
     view: &MatrixView,
     box_cols: u32,
     box_rows: u32,
 ) -> Result<TiledMapSpec, TensorMapError> {
+    let element_bytes = element.bytes();
     if view.address % 16 != 0 {
         return Err(TensorMapError::Misaligned(view.address));
     }
@@ -150,7 +164,7 @@ pub fn tiled_map_spec(
             return Err(TensorMapError::Dimension(dim));
         }
     }
-    let row_bytes = view.ld.checked_mul(ELEMENT_BYTES);
+    let row_bytes = view.ld.checked_mul(element_bytes);
     let row_bytes = match row_bytes {
         Some(bytes) if view.ld >= view.cols && bytes % 16 == 0 && bytes < STRIDE_LIMIT => bytes,
         _ => {
@@ -164,7 +178,7 @@ pub fn tiled_map_spec(
     let item_bytes = view.rows.checked_mul(row_bytes);
     let batched = view.batch > 1 && view.batch_stride != 0;
     let (batch_dim, batch_bytes) = if batched {
-        let stride_bytes = view.batch_stride.checked_mul(ELEMENT_BYTES);
+        let stride_bytes = view.batch_stride.checked_mul(element_bytes);
         match (stride_bytes, item_bytes) {
             (Some(bytes), Some(item))
                 if bytes % 16 == 0 && bytes >= item && bytes < STRIDE_LIMIT =>
@@ -187,7 +201,7 @@ pub fn tiled_map_spec(
             .min(STRIDE_LIMIT - 16);
         (1, bytes)
     };
-    let box_bytes = box_cols as u64 * ELEMENT_BYTES;
+    let box_bytes = box_cols as u64 * element_bytes;
     if box_cols == 0
         || box_bytes % 16 != 0
         || box_bytes > SWIZZLE_BYTES
@@ -231,7 +245,7 @@ pub fn encode_map(
     if rank == MapRank::Two && view.batch != 1 {
         return Err(TensorMapError::Batched(view.batch));
     }
-    let spec = tiled_map_spec(view, box_cols, box_rows)?;
+    let spec = tiled_map_spec(element, view, box_cols, box_rows)?;
     let rank = match rank {
         MapRank::Two => 2,
         MapRank::Three => 3,
@@ -239,6 +253,7 @@ pub fn encode_map(
     let data_type = match element {
         MapElement::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         MapElement::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        MapElement::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
     };
     let element_strides = [1u32; 3];
     let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
@@ -313,7 +328,8 @@ mod tests {
     #[test]
     fn ragged_shapes_with_aligned_rows_are_accepted() {
         // A of 1000 × 100 with lda 104, a batch of 3 items 1000·104 apart.
-        let spec = tiled_map_spec(&view(1000, 100, 104, 3, 104_000), 64, 128).unwrap();
+        let spec =
+            tiled_map_spec(MapElement::F16, &view(1000, 100, 104, 3, 104_000), 64, 128).unwrap();
         assert_eq!(spec.dims, [100, 1000, 3]);
         assert_eq!(spec.strides, [208, 208_000]);
         assert_eq!(spec.boxes, [64, 128, 1]);
@@ -322,7 +338,13 @@ mod tests {
     #[test]
     fn shared_or_single_items_get_a_batch_dimension_of_one() {
         for (batch, stride) in [(1, 0), (1, 999_999), (8, 0)] {
-            let spec = tiled_map_spec(&view(4096, 4096, 4096, batch, stride), 64, 256).unwrap();
+            let spec = tiled_map_spec(
+                MapElement::F16,
+                &view(4096, 4096, 4096, batch, stride),
+                64,
+                256,
+            )
+            .unwrap();
             assert_eq!(spec.dims, [4096, 4096, 1]);
             assert_eq!(spec.strides, [8192, 4096 * 8192]);
             assert_eq!(spec.strides[1] % 16, 0);
@@ -331,7 +353,7 @@ mod tests {
 
     #[test]
     fn tma_rules_are_enforced() {
-        let bad = |v: MatrixView, bc, br| tiled_map_spec(&v, bc, br).is_err();
+        let bad = |v: MatrixView, bc, br| tiled_map_spec(MapElement::F16, &v, bc, br).is_err();
         let mut misaligned = view(8, 8, 8, 1, 0);
         misaligned.address += 8;
         assert!(bad(misaligned, 64, 64));
@@ -347,5 +369,18 @@ mod tests {
         assert!(bad(view(8, 8, 8, 1, 0), 128, 64));
         assert!(bad(view(8, 8, 8, 1, 0), 64, 512));
         assert!(bad(view(8, 8, 8, 1, 0), 4, 64));
+    }
+
+    #[test]
+    fn f32_rows_are_16_bytes_every_4_elements() {
+        // TF32's A of 100 × 36 (ld 36 = 144 bytes) and a box of 32 × 128 (128 bytes wide).
+        let spec = tiled_map_spec(MapElement::F32, &view(100, 36, 36, 1, 0), 32, 128).unwrap();
+        assert_eq!(spec.strides[0], 144);
+        // ld 34 (136 bytes) is not a multiple of 16 bytes; a 64-column box is 256 bytes.
+        assert!(tiled_map_spec(MapElement::F32, &view(100, 34, 34, 1, 0), 32, 128).is_err());
+        assert!(tiled_map_spec(MapElement::F32, &view(100, 36, 36, 1, 0), 64, 128).is_err());
+        // A batch stride of 36·100 + 2 floats is not a multiple of 16 bytes.
+        let v = view(100, 36, 36, 2, 3602);
+        assert!(tiled_map_spec(MapElement::F32, &v, 32, 128).is_err());
     }
 }

@@ -51,3 +51,5 @@ pub mod v16_wgmma;
 pub mod v17_tma_warp_specialized;
 #[cfg(target_feature = "sm_90a")]
 pub mod v18_persistent;
+#[cfg(target_feature = "sm_90a")]
+pub mod v19_tf32_wgmma;
