@@ -50,11 +50,11 @@ pub mod split_k;
 pub mod tensor_core;
 pub mod thin;
 pub mod tile_order;
-pub mod transpose;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma_gemm;
+pub mod transpose;
 
 /// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error
 /// instead of a wrong answer.

@@ -61,9 +61,9 @@ pub unsafe extern "ptx-kernel" fn gemm_transpose_f32(
         while r < TRANSPOSE_TILE {
             let row = first_row + r;
             if row < rows && col < cols {
+                let at = row as usize * ld_src as usize + col as usize;
                 // SAFETY: (row, col) lies inside item z of src (the preconditions).
-                let value =
-                    unsafe { src_item.add(row as usize * ld_src as usize + col as usize).read() };
+                let value = unsafe { src_item.add(at).read() };
                 // SAFETY: r, lane < 32: inside the 32 × 33 tile of dynamic shared memory.
                 unsafe { tile.add((r * SHARED_ROW + lane) as usize).write(value) };
             }

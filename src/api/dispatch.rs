@@ -766,16 +766,19 @@ fn split_refusal(
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
 ///
-/// One such class so far: v18 (TMA, `wgmma`, persistent) when all of k fits in one of its
-/// k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
+/// Two such classes so far. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
+/// one of its k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
 /// they hide, and v15 is faster: 72 µs against v18's 162 µs at 8192×8192×64 fp16 on the H100
 /// (`docs/results/h100-split-k`, `v15-forced` and the fp16 suite, both layouts).
 ///
-/// And v19 on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
+/// And v19 (TF32) on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
     let one_k_tile = geometry::v17::TILE_K as usize;
-    if spec.grid == GridKind::Persistent && problem.k <= one_k_tile {
+    // Only for fp16/bf16, whose alternative is v15: TF32's is v14, which v19 beats 5× even
+    // there (8192×8192×64: 0.86 of cuBLAS TF32 against v14's 0.18, `h100-tf32-wgmma`).
+    let half = matches!(spec.dtype, DType::F16 | DType::Bf16);
+    if half && spec.grid == GridKind::Persistent && problem.k <= one_k_tile {
         return Some(format!(
             "k ≤ {one_k_tile} is one k-tile, where v15 was measured faster (passed over, \
              not refused: it runs when forced)"
