@@ -98,16 +98,7 @@ pub unsafe fn ladder_tma_wgmma(
     k: u32,
     maps: *const u8,
 ) {
-    let problem = Problem {
-        m,
-        n,
-        k,
-        batch: 1,
-        splits: 1,
-        chunk_steps: 0,
-        a_follows_batch: false,
-        b_follows_batch: false,
-    };
+    let problem = Problem::one(m, n, k);
     // Inlined into the body like the code it replaces (a call would spill the accumulators).
     let store = #[inline(always)]
     |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
@@ -248,6 +239,23 @@ pub struct Problem {
     pub a_follows_batch: bool,
     /// The same for B.
     pub b_follows_batch: bool,
+}
+
+impl Problem {
+    /// One m×n×k product, no batch and no split: the ladder rungs' problem (2-D maps).
+    #[inline(always)]
+    pub fn one(m: u32, n: u32, k: u32) -> Self {
+        Problem {
+            m,
+            n,
+            k,
+            batch: 1,
+            splits: 1,
+            chunk_steps: 0,
+            a_follows_batch: false,
+            b_follows_batch: false,
+        }
+    }
 }
 
 /// The walk of one block over its work items: item `w` is tile `w mod tiles` of batch item

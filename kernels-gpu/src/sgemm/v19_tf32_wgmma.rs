@@ -79,16 +79,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v19_tf32_wgmma(
     k: u32,
     maps: *const u8,
 ) {
-    let problem = Problem {
-        m,
-        n,
-        k,
-        batch: 1,
-        splits: 1,
-        chunk_steps: 0,
-        a_follows_batch: false,
-        b_follows_batch: false,
-    };
+    let problem = Problem::one(m, n, k);
     let store = #[inline(always)]
     |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
         seq!(j in 0..32 {
