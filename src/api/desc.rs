@@ -196,8 +196,10 @@ impl<'a, T: GemmElement> MatmulDesc<'a, T> {
         self
     }
 
-    /// For `f32`: let the tensor cores round A and B to TF32 (10-bit mantissa, fp32
-    /// accumulation). Exact fp32 is the default; refused for other element types.
+    /// For `f32`: let the tensor cores cut A and B to TF32 (10-bit mantissa, fp32
+    /// accumulation): rounded to nearest by v14, truncated by v19's `wgmma` (a relative error
+    /// of at most 2⁻¹⁰ per operand). Exact fp32 is the default; refused for other element
+    /// types.
     pub fn tf32(mut self) -> Self {
         self.tf32 = true;
         self

@@ -8,7 +8,8 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 pub enum DType {
     /// fp32 operands, exact fp32 multiply-adds.
     F32,
-    /// fp32 operands rounded to TF32 (10-bit mantissa) for the tensor cores, fp32 accumulation.
+    /// fp32 operands cut to TF32 (10-bit mantissa; rounded or truncated, by kernel) for the
+    /// tensor cores, fp32 accumulation.
     Tf32,
     /// IEEE fp16 operands, fp32 accumulation, fp16 output.
     F16,

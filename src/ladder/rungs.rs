@@ -38,8 +38,8 @@ pub enum GridOrder {
 pub enum Precision {
     /// fp32 A, B, C; fp32 multiply-adds (FFMA). Compared with cuBLAS SGEMM, TF32 off.
     Fp32,
-    /// fp32 A, B, C; inputs rounded to TF32 for the tensor cores, fp32 accumulation. Compared
-    /// with cuBLAS in TF32 mode.
+    /// fp32 A, B, C; inputs cut to TF32 for the tensor cores (v14 rounds, v19's `wgmma`
+    /// truncates), fp32 accumulation. Compared with cuBLAS in TF32 mode.
     Tf32,
     /// fp16 A, B, C (passed as `u16` bit patterns); fp32 accumulation on the tensor cores.
     /// Compared with cuBLAS fp16 (`cublasGemmEx`, fp32 compute).
