@@ -46,8 +46,8 @@
 //! of its 64×256 slice in `acc[i]`.
 
 use crate::device::{
-    block_x, block_z, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial, sync_threads,
-    thread_x, trap,
+    block_x, block_z, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial,
+    store2_or_partial, sync_threads, thread_x, trap,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue::apply;
@@ -79,20 +79,21 @@ const ATOM_BYTES: u32 = 8 * ROW_BYTES;
 /// The LBO of a swizzled K-major operand is not used by the hardware; 16 bytes (encoded 1).
 const UNUSED_LEADING_BYTES: u32 = 16;
 
-/// The ladder's instance of [`tma_wgmma`]: fp16, B `[k, n]`, 2-D tensor maps (A, then B, as
-/// the host's `tensor_maps_for` builds them), plain fp16 stores of `C` (m×n, row-major). The
+/// The ladder's instance of [`tma_wgmma`]: one product, 2-D tensor maps (A, then B, as the
+/// host's `tensor_maps_for` builds them), plain stores of `C` (m×n, row-major, elements `E`).
+/// fp16 with B `[k, n]` for v17 and v18, TF32 with B's `[n, k]` copy (`B_NK`) for v19. The
 /// tiles are `block_x, block_x + grid_dim_x, …` (grouped order): v17 launches one block per
-/// tile, so the tile loop runs once; v18 launches one block per SM and lets each loop over many.
+/// tile, so the tile loop runs once; v18 and v19 launch one block per SM and let each loop over
+/// many.
 ///
 /// # Safety
-/// `maps` must hold the two tensor maps described in v17's documentation
-/// (`sgemm::v17_tma_warp_specialized`) for these `m`, `n`, `k`; `c` must hold `m·n` elements;
-/// the launch must be the one described there (v18's grid may be smaller).
+/// `maps` must hold the two tensor maps described in the rung's documentation
+/// (`sgemm::v17_tma_warp_specialized`, `sgemm::v19_tf32_wgmma`) for these `m`, `n`, `k`; `c`
+/// must hold `m·n` elements (256-byte aligned, as device allocations are); the launch must be
+/// the one described there (v18's and v19's grids may be smaller).
 #[inline(always)]
-pub unsafe fn ladder_tma_wgmma(
-    _a: *const u16,
-    _b: *const u16,
-    c: *mut u16,
+pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
+    c: *mut E,
     m: u32,
     n: u32,
     k: u32,
@@ -104,15 +105,16 @@ pub unsafe fn ladder_tma_wgmma(
     |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
         seq!(j in 0..32 {
             let col = first_col + 8 * j;
-            // SAFETY: `store_f16x2_or_partial` skips elements outside the m×n matrix `c`.
+            // SAFETY: `store_dense_pair` skips elements outside the m×n matrix `c` (`col` is
+            // even).
             unsafe {
-                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[4 * j], acc[4 * j + 1]));
-                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[4 * j + 2], acc[4 * j + 3]));
+                E::store_dense_pair(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
+                E::store_dense_pair(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
             }
         });
     };
     // SAFETY: the caller's contract is the body's.
-    unsafe { tma_wgmma::<F16, false, false, false>(&problem, maps, store) };
+    unsafe { tma_wgmma::<E, B_NK, false, false>(&problem, maps, store) };
 }
 
 /// The operand element types of the TMA + `wgmma` GEMM: fp16 and bf16 (either B layout), and
@@ -125,6 +127,23 @@ pub trait WgmmaElement: Element {
     /// # Safety
     /// `at` must point to two writable elements, aligned to twice this type's size.
     unsafe fn store2(at: *mut Self, low: f32, high: f32);
+    /// Stores `low` and `high`, rounded to this type, at (`row`, `col`) and (`row`, `col + 1`)
+    /// of the dense row-major `rows × cols` matrix `c`, skipping elements outside it: one store
+    /// when both lie inside and `cols` is even, else element by element.
+    ///
+    /// # Safety
+    /// When `row < rows`, `c` must point to such a writable matrix, aligned to twice this
+    /// type's size, and `col` must be even.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn store_dense_pair(
+        c: *mut Self,
+        rows: u32,
+        cols: u32,
+        row: u32,
+        col: u32,
+        low: f32,
+        high: f32,
+    );
     /// One `wgmma` on a 32-byte k-slice of each operand (k16 for 16-bit types, k8 for TF32),
     /// with `imm-trans-b = TRANS_B` (TF32: [`B_K_MAJOR`] only).
     ///
@@ -155,6 +174,21 @@ impl WgmmaElement for F16 {
         unsafe { store_packed(at, pack_f16x2(low, high)) }
     }
     #[inline(always)]
+    unsafe fn store_dense_pair(
+        c: *mut Self,
+        rows: u32,
+        cols: u32,
+        row: u32,
+        col: u32,
+        low: f32,
+        high: f32,
+    ) {
+        // SAFETY: the caller's contract (fp16 bits are stored as they are).
+        unsafe {
+            store_f16x2_or_partial(c as *mut u16, rows, cols, row, col, pack_f16x2(low, high))
+        }
+    }
+    #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
         // SAFETY: the caller's contract.
         unsafe { wgmma_m64n256k16::<false, TRANS_B>(acc, a, b, accumulate) }
@@ -172,6 +206,21 @@ impl WgmmaElement for Bf16 {
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract.
         unsafe { store_packed(at, pack_bf16x2(low, high)) }
+    }
+    #[inline(always)]
+    unsafe fn store_dense_pair(
+        c: *mut Self,
+        rows: u32,
+        cols: u32,
+        row: u32,
+        col: u32,
+        low: f32,
+        high: f32,
+    ) {
+        // SAFETY: the caller's contract (the 16-bit patterns are stored as they are).
+        unsafe {
+            store_f16x2_or_partial(c as *mut u16, rows, cols, row, col, pack_bf16x2(low, high))
+        }
     }
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
@@ -199,6 +248,19 @@ impl WgmmaElement for f32 {
                 options(nostack),
             )
         };
+    }
+    #[inline(always)]
+    unsafe fn store_dense_pair(
+        c: *mut Self,
+        rows: u32,
+        cols: u32,
+        row: u32,
+        col: u32,
+        low: f32,
+        high: f32,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { store2_or_partial(c, rows, cols, row, col, low, high) }
     }
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {

@@ -30,6 +30,7 @@
 //! The body, shared with v18 and the library entries, lives in [`crate::tma_gemm`], with the
 //! shared-memory layouts and `wgmma` descriptor math.
 
+use crate::element::F16;
 use crate::tma_gemm::ladder_tma_wgmma;
 use gemm_geometry::v17::THREADS;
 
@@ -48,13 +49,13 @@ crate::launch_bounds!(hgemm_v17_tma_warp_specialized, THREADS, 1);
 /// the module's launch.
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v17_tma_warp_specialized(
-    a: *const u16,
-    b: *const u16,
+    _a: *const u16,
+    _b: *const u16,
     c: *mut u16,
     m: u32,
     n: u32,
     k: u32,
     maps: *const u8,
 ) {
-    unsafe { ladder_tma_wgmma(a, b, c, m, n, k, maps) };
+    unsafe { ladder_tma_wgmma::<F16, false>(c as *mut F16, m, n, k, maps) };
 }

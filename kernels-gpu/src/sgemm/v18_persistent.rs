@@ -103,15 +103,15 @@ crate::launch_bounds!(hgemm_v18_persistent, THREADS, MIN_BLOCKS_PER_SM);
 /// which).
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn hgemm_v18_persistent(
-    a: *const u16,
-    b: *const u16,
+    _a: *const u16,
+    _b: *const u16,
     c: *mut u16,
     m: u32,
     n: u32,
     k: u32,
     maps: *const u8,
 ) {
-    unsafe { ladder_tma_wgmma(a, b, c, m, n, k, maps) };
+    unsafe { ladder_tma_wgmma::<F16, false>(c as *mut F16, m, n, k, maps) };
 }
 
 /// Defines one library entry: `$name(args: GemmArgs)` over `library_gemm::<$element, $b_nk>`.

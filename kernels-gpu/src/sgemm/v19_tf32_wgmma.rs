@@ -54,11 +54,9 @@
 //! aligned and `ldc`, `stride_c` are even). For B `[k, n]` the host transposes B into a
 //! workspace first, as the rung does.
 
-use crate::device::store2_or_partial;
-use crate::tma_gemm::{Problem, library_gemm, tma_wgmma};
+use crate::tma_gemm::{ladder_tma_wgmma, library_gemm};
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v19::{MIN_BLOCKS_PER_SM, THREADS};
-use seq_macro::seq;
 
 crate::launch_bounds!(sgemm_v19_tf32_wgmma, THREADS, MIN_BLOCKS_PER_SM);
 
@@ -79,21 +77,8 @@ pub unsafe extern "ptx-kernel" fn sgemm_v19_tf32_wgmma(
     k: u32,
     maps: *const u8,
 ) {
-    let problem = Problem::one(m, n, k);
-    let store = #[inline(always)]
-    |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
-        seq!(j in 0..32 {
-            let col = first_col + 8 * j;
-            // SAFETY: `store2_or_partial` skips elements outside the m×n matrix `c` (256-byte
-            // aligned allocation, `col` even).
-            unsafe {
-                store2_or_partial(c, m, n, row, col, acc[4 * j], acc[4 * j + 1]);
-                store2_or_partial(c, m, n, row + 8, col, acc[4 * j + 2], acc[4 * j + 3]);
-            }
-        });
-    };
-    // SAFETY: the caller's contract is the body's (2-D maps, one product).
-    unsafe { tma_wgmma::<f32, true, false, false>(&problem, maps, store) };
+    // SAFETY: the caller's contract is the body's (2-D maps, one product, B's `[n, k]` copy).
+    unsafe { ladder_tma_wgmma::<f32, true>(c, m, n, k, maps) };
 }
 
 crate::launch_bounds!(gemm_v19_tf32_nk, THREADS, MIN_BLOCKS_PER_SM);
