@@ -74,7 +74,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         println!(
             "m = {m:>3}: {:?} path, {us:.1} µs, largest error / allowed {worst:.3} ({})",
-            qw.path(m),
+            qw.path(&gemm, m),
             if worst <= 1.0 { "ok" } else { "FAILED" }
         );
         if worst > 1.0 {

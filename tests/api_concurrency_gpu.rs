@@ -77,7 +77,7 @@ fn quantized_product(
         .matmul(gemm, &x_dev, &mut y_dev, m)
         .map_err(|e| e.to_string())?;
     let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
-    let rounded = rounds_weights(shared.qw.path(m), shared.format);
+    let rounded = rounds_weights(shared.qw.path(gemm, m), shared.format);
     for r in 0..m {
         for c in 0..n {
             let (mut sum, mut magnitude) = (0.0f64, 0.0f64);

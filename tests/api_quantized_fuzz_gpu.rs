@@ -127,7 +127,7 @@ fn run(
         qw.matmul(gemm, &x_view, &mut y_view, m)
             .map_err(|e| format!("m {m}: {e}"))?;
         let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
-        let path = qw.path(m);
+        let path = qw.path(gemm, m);
         let rounded = rounds_weights(path, case.format);
         for r in 0..m {
             for c in 0..n {

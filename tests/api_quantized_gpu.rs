@@ -59,7 +59,9 @@ fn quantized_products_match_the_reference() {
         .unwrap_or_else(|e| panic!("{format} g{group}: {e}"));
         let reference = quantize(&w, k, n, format, group, zero_points).unwrap();
         let dequantized = reference.dequantize();
-        for m in [1, 5, 16, 17, 64] {
+        // Decode (m ≤ 16), batched decode (one 64-row block, ragged blocks, several blocks)
+        // and prefill.
+        for m in [1, 5, 16, 17, 64, 65, 200, 300] {
             let x: Vec<f16> = random(m * k, 7 * m as u64 + i as u64)
                 .iter()
                 .map(|&v| f16::from_f64(v))
@@ -68,7 +70,7 @@ fn quantized_products_match_the_reference() {
             let mut y_dev = stream.clone_htod(&vec![f16::NAN; m * n]).unwrap();
             qw.matmul(&gemm, &x_dev, &mut y_dev, m).unwrap();
             let y = stream.clone_dtoh(&y_dev).unwrap();
-            let path = qw.path(m);
+            let path = qw.path(&gemm, m);
             let weights_rounded = rounds_weights(path, format);
             for r in 0..m {
                 for c in 0..n {
@@ -87,7 +89,12 @@ fn quantized_products_match_the_reference() {
                 }
             }
         }
-        assert_eq!(qw.path(1), Path::Decode);
+        assert_eq!(qw.path(&gemm, 1), Path::Decode);
+        assert_eq!(qw.path(&gemm, 300), Path::Prefill);
+        // The batched kernel needs 160 KiB of shared memory at most: A100 and Hopper have it.
+        if gemm.runtime().info().max_shared_per_block >= 160 * 1024 {
+            assert_eq!(qw.path(&gemm, 64), Path::Batched);
+        }
     }
 }
 

@@ -62,15 +62,18 @@ pub struct DequantArgs {
     #[arg(long)]
     blocks: Option<usize>,
 
-    /// Kernel: decode, prefill, or auto (decode for m ≤ 16).
+    /// Kernel: decode, batched (decode with 64-row blocks), prefill, or auto (decode for
+    /// m ≤ 16, batched up to 256 where the device has the shared memory, else prefill).
     #[arg(long, value_enum, default_value_t = DequantPath::Auto)]
     path: DequantPath,
 
-    /// The full sweep: every width u1–u8 (group 128), i4, u4 with zero points and with
-    /// groups 32/64/per-channel, e2m1/e3m2/e2m3/e4m3/e5m2, f16; at k×n = 8192×57344 (the
-    /// Tilus paper's shape), 4096×14336 and 14336×4096 (a Llama-3-8B MLP's up and down
-    /// projections); m = 1, 4, 8, 16, 4096. Replaces --format, --group, --zero-points, --m,
-    /// --k and --n (which cannot be given with it).
+    /// The full sweep: u4 (group 128) at k×n = 8192×57344 (the Tilus paper's shape),
+    /// 4096×14336 and 14336×4096 (a Llama-3-8B MLP's up and down projections), 8192×28672 and
+    /// 28672×8192 (Llama-3-70B's) for m = 1, 4, 16, 32, 64, 128, 256, 1024, 4096; every other
+    /// width u1–u8, i4, u4 with zero points and with groups 32/64/per-channel,
+    /// e2m1/e3m2/e2m3/e4m3/e5m2 and f16 at the first three layers for m = 1, 16, 64 (and 256
+    /// at the first). Replaces --format, --group, --zero-points, --m, --k and --n (which
+    /// cannot be given with it).
     #[arg(long)]
     sweep: bool,
 
@@ -93,6 +96,7 @@ pub struct DequantArgs {
 enum DequantPath {
     Auto,
     Decode,
+    Batched,
     Prefill,
 }
 
@@ -113,6 +117,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
     let path = match args.path {
         DequantPath::Auto => None,
         DequantPath::Decode => Some(DequantKernel::Decode),
+        DequantPath::Batched => Some(DequantKernel::Batched),
         DequantPath::Prefill => Some(DequantKernel::Prefill),
     };
     let folder = ReportFolder::open(&args.report.report_dir)?;
@@ -255,9 +260,13 @@ fn check_case_group(case: &WeightCase) -> Result<(), GemmError> {
     check_group(case.format, case.group, case.k)
 }
 
-/// The `dequant --sweep` cases, each with its rows.
+/// The `dequant --sweep` cases, each with its rows: u4 with group 128 (the serving bars'
+/// format) at the layers of issue 16 (k × n = 4096 × 14336, 14336 × 4096, 8192 × 28672,
+/// 28672 × 8192 and 8192 × 57344) for every batch size from decode to prefill; every other
+/// format at 8192 × 57344 (m = 1, 16, 64, 256) and at the two Llama-3-8B layers (m = 1, 16, 64).
 fn sweep_cases() -> Result<Vec<Case>> {
     let mut formats: Vec<(WeightFormat, usize, bool)> = (1..=8)
+        .filter(|&b| b != 4)
         .map(|b| (WeightFormat::Unsigned(b), 128, false))
         .collect();
     formats.push((WeightFormat::Signed(4), 128, false));
@@ -269,20 +278,38 @@ fn sweep_cases() -> Result<Vec<Case>> {
         formats.push((f.parse()?, 128, false));
     }
     formats.push((WeightFormat::F16, 0, false));
+    let u4 = (WeightFormat::Unsigned(4), 128, false);
+    let serving = vec![1, 4, 16, 32, 64, 128, 256, 1024, 4096];
     let mut cases = Vec::new();
-    for (k, n) in [(8192, 57344), (4096, 14336), (14336, 4096)] {
-        for &(format, group, zero_points) in &formats {
-            let group = if group == 0 { k } else { group };
-            let case = WeightCase {
-                format,
-                group,
-                zero_points,
-                k,
-                n,
-            };
-            check_case_group(&case)?;
-            cases.push((case, vec![1, 4, 8, 16, 4096]));
-        }
+    let mut push = |(format, group, zero_points): (WeightFormat, usize, bool),
+                    (k, n): (usize, usize),
+                    rows: &[usize]|
+     -> Result<()> {
+        let group = if group == 0 { k } else { group };
+        let case = WeightCase {
+            format,
+            group,
+            zero_points,
+            k,
+            n,
+        };
+        check_case_group(&case)?;
+        cases.push((case, rows.to_vec()));
+        Ok(())
+    };
+    for layer in [
+        (8192, 57344),
+        (4096, 14336),
+        (14336, 4096),
+        (8192, 28672),
+        (28672, 8192),
+    ] {
+        push(u4, layer, &serving)?;
+    }
+    for &format in &formats {
+        push(format, (8192, 57344), &[1, 16, 64, 256])?;
+        push(format, (4096, 14336), &[1, 16, 64])?;
+        push(format, (14336, 4096), &[1, 16, 64])?;
     }
     Ok(cases)
 }
@@ -294,7 +321,7 @@ mod tests {
     #[test]
     fn every_sweep_case_is_valid() {
         let cases = sweep_cases().unwrap();
-        assert_eq!(cases.len(), 19 * 3);
+        assert_eq!(cases.len(), 5 + 18 * 3);
         for (case, rows) in &cases {
             assert!(!case.zero_points || matches!(case.format, WeightFormat::Unsigned(_)));
             for &m in rows {

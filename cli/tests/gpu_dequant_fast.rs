@@ -1,4 +1,4 @@
-//! GPU tests of the fast dequant kernels (decode and prefill) on pre-packed weights: every
+//! GPU tests of the fast dequant kernels (decode, batched decode and prefill) on pre-packed weights: every
 //! weight format × group size × aligned and ragged shapes × block counts, against the f64 CPU
 //! product of A and the dequantized weights, exactly as each path uses them: rounded to fp16,
 //! `fp16(value · scale)`, where the path does that (prefill; small floats with wide exponents),
@@ -81,20 +81,43 @@ fn check(
     })
 }
 
+/// (m, n, k, groups, blocks) of a decode-kernel test case.
+type Case<'a> = (usize, usize, usize, &'a [usize], &'a [Option<usize>]);
+
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split() {
-    let gpu = open_gpu();
-    // (m, n, k, groups, blocks): aligned; ragged m and n with two groups per chunk; ragged k
-    // (A padded) with per-channel scales; m past one tile. Block counts: one block for all
-    // (tiles in sequence), one block per unit, and counts that split tiles unevenly.
-    type Case<'a> = (usize, usize, usize, &'a [usize], &'a [Option<usize>]);
+    // Aligned; ragged m and n with two groups per chunk; ragged k (A padded) with per-channel
+    // scales; m past one tile. Block counts: one block for all (tiles in sequence), one block
+    // per unit, and counts that split tiles unevenly.
     let cases: [Case; 4] = [
         (16, 256, 512, &[32, 64, 128, 512], &[Some(1), Some(3), None]),
         (3, 67, 384, &[64, 128], &[Some(1), Some(2)]),
         (5, 33, 131, &[131], &[Some(1), Some(2)]),
         (20, 520, 256, &[32], &[Some(5), Some(7), None]),
     ];
+    check_decode_cases(Path::Decode, &cases);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn batched_decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split() {
+    // The 64-row blocks: one whole block; ragged m (one row past a block) and n with two groups
+    // per chunk; ragged k with per-channel scales and a block mostly past m; three row blocks
+    // with tiles split unevenly.
+    let cases: [Case; 4] = [
+        (64, 256, 512, &[32, 64, 128, 512], &[Some(1), Some(3), None]),
+        (65, 67, 384, &[64, 128], &[Some(1), Some(2)]),
+        (17, 33, 131, &[131], &[Some(1), Some(2)]),
+        (150, 520, 256, &[32], &[Some(5), Some(7), None]),
+    ];
+    check_decode_cases(Path::Batched, &cases);
+}
+
+/// Runs every format over `cases` on the decode kernel of `path` and fails with the list of
+/// mismatches.
+fn check_decode_cases(path: Path, cases: &[Case]) {
+    let gpu = open_gpu();
     let mut failures = Vec::new();
     let mut checked = 0;
     for (case, &(m, n, k, groups, blocks)) in cases.iter().enumerate() {
@@ -110,12 +133,15 @@ fn decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split() {
                 let quantized = quantize(&w, k, n, format, group, zeros).unwrap();
                 for &count in blocks {
                     checked += 1;
-                    failures.extend(check(&gpu, &quantized, m, Path::Decode, count, seed + 1));
+                    failures.extend(check(&gpu, &quantized, m, path, count, seed + 1));
                 }
             }
         }
     }
-    eprintln!("{checked} decode cases checked, {} failed", failures.len());
+    eprintln!(
+        "{checked} {path:?} cases checked, {} failed",
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
@@ -150,6 +176,10 @@ fn prefill_path_matches_the_cpu_for_every_format() {
 fn every_fast_entry_loads() {
     let gpu = open_gpu();
     for entry in entries() {
+        // The batched kernel's wgmma form is in the Hopper module only.
+        if entry.contains("wgmma") && gpu.ptx_target() != "sm_90a" {
+            continue;
+        }
         assert!(gpu.entries().iter().any(|e| e == entry), "{entry} missing");
         gpu.kernel(entry).expect("the entry loads");
     }
@@ -175,7 +205,7 @@ fn bad_buffers_and_block_counts_are_refused() {
     let short_a = gpu.upload_raw(&vec![0u16; m * k - 1]).unwrap();
     let a = gpu.upload_raw(&vec![0u16; m * k]).unwrap();
     let mut c = gpu.upload_raw(&vec![0u16; m * n]).unwrap();
-    for path in [Path::Decode, Path::Prefill] {
+    for path in [Path::Decode, Path::Batched, Path::Prefill] {
         assert!(matches!(
             launch(
                 &gpu,
@@ -243,6 +273,8 @@ fn sanitizer_subset() {
             (3, 67, 384, 64, Some(2), Path::Decode),
             (20, 520, 256, 256, Some(5), Path::Decode),
             (5, 33, 131, 131, None, Path::Decode),
+            (70, 67, 384, 64, Some(2), Path::Batched),
+            (33, 33, 131, 131, None, Path::Batched),
             (33, 67, 131, 131, None, Path::Prefill),
         ] {
             let group = if format == WeightFormat::F16 {

@@ -34,29 +34,48 @@ pub const fn loads(bits: u32) -> u32 {
     chunk_k_tiles(bits) * bits / 8
 }
 
-/// Rows of A per decode block (one m16 tile).
+/// Rows of A per m16 tile of the decode kernels: a decode block covers one
+/// (`decode_shared_bytes(bits, 1)`), a batched-decode block [`BATCHED_M_TILES`].
 pub const DECODE_TILE_M: u32 = 16;
+/// m16 tiles per batched-decode block: 64 rows of A share every weight the block decodes, so the
+/// weights stream from memory once per 64 rows instead of once per 16.
+pub const BATCHED_M_TILES: u32 = 4;
+/// Blocks per SM the batched-decode kernel is built for: its accumulators for 64 rows (128 fp32
+/// registers with the per-group sums) need more than the 128 registers two blocks would allow.
+pub const BATCHED_MIN_BLOCKS_PER_SM: u32 = 1;
 /// Bytes reserved per decode stage for the scales (and again for the offsets): up to 4 groups
 /// per chunk.
 pub const DECODE_GROUP_BYTES: u32 = 4 * BLOCK_COLUMNS * 2;
 /// Bytes after the decode stages for the block's flag (is this block the last of a tile?).
 pub const DECODE_FLAG_BYTES: u32 = 16;
 
-/// Bytes of one decode pipeline stage: A's chunk, the block's weights, scales and offsets.
-pub const fn decode_stage_bytes(bits: u32) -> u32 {
-    DECODE_TILE_M * chunk_k(bits) * 2 + WARPS * loads(bits) * 512 + 2 * DECODE_GROUP_BYTES
+/// Bytes of one decode pipeline stage for blocks of `m_tiles` m16 tiles: A's chunk, the block's
+/// weights, scales and offsets.
+pub const fn decode_stage_bytes(bits: u32, m_tiles: u32) -> u32 {
+    DECODE_TILE_M * m_tiles * chunk_k(bits) * 2 + WARPS * loads(bits) * 512 + 2 * DECODE_GROUP_BYTES
 }
 
-/// Decode pipeline depth: enough stages that about 32 KiB of weights are in flight while one
-/// stage is decoded, within 96 KiB of shared memory (two blocks per SM), 2 to 8. More is not
-/// better: with 4-bit weights 3 stages measured 6–8% faster than 4 on the H100 (and 2 stages 3%
+/// Decode pipeline depth, 2 to 8 stages.
+///
+/// One m16 tile per block: enough stages that about 32 KiB of weights are in flight while one
+/// stage is decoded, within 96 KiB of shared memory (two blocks per SM). More is not better:
+/// with 4-bit weights 3 stages measured 6–8% faster than 4 on the H100 (and 2 stages 3%
 /// slower), fp16 weights 5% faster with 3 than with 4: past what hides the latency, more
 /// requests in flight only crowd the memory system. (7-bit weights, whose third stage would
 /// need 110 KiB, measured 7% slower with it.)
-pub const fn decode_stages(bits: u32) -> u32 {
+///
+/// Batched (one block per SM): the same 64 KiB in flight per SM from the one block, within 160
+/// KiB, which the A100 (163 KiB per block) and the H100 (227 KiB) have; GPUs with about 100 KiB
+/// per block (sm_86, sm_89, sm_120) do not run it (the host checks).
+pub const fn decode_stages(bits: u32, m_tiles: u32) -> u32 {
+    let (in_flight, budget) = if m_tiles == 1 {
+        (32 * 1024u32, 96 * 1024)
+    } else {
+        (64 * 1024u32, 160 * 1024)
+    };
     let weights = WARPS * loads(bits) * 512;
-    let wanted = 1 + (32 * 1024u32).div_ceil(weights);
-    let fit = 96 * 1024 / decode_stage_bytes(bits);
+    let wanted = 1 + in_flight.div_ceil(weights);
+    let fit = budget / decode_stage_bytes(bits, m_tiles);
     let stages = if wanted < fit { wanted } else { fit };
     if stages < 2 {
         2
@@ -67,9 +86,17 @@ pub const fn decode_stages(bits: u32) -> u32 {
     }
 }
 
-/// Dynamic shared memory of one decode block (the kernel traps if it is given less).
-pub const fn decode_shared_bytes(bits: u32) -> u32 {
-    decode_stages(bits) * decode_stage_bytes(bits) + DECODE_FLAG_BYTES
+/// Dynamic shared memory of one decode block of `m_tiles` m16 tiles (the kernel traps if it is
+/// given less).
+pub const fn decode_shared_bytes(bits: u32, m_tiles: u32) -> u32 {
+    decode_stages(bits, m_tiles) * decode_stage_bytes(bits, m_tiles) + DECODE_FLAG_BYTES
+}
+
+/// Dynamic shared memory of one batched-decode block of the Hopper (`wgmma`) form: the stages
+/// of [`decode_shared_bytes`]`(bits, BATCHED_M_TILES)` plus 1 KiB to start them on the 1 024-byte
+/// boundary that `wgmma`'s 128-byte swizzle needs.
+pub const fn batched_wgmma_shared_bytes(bits: u32) -> u32 {
+    decode_shared_bytes(bits, BATCHED_M_TILES) + 1024
 }
 
 /// Bytes per row of the expand kernel's shared tile: 256 halves plus 16 bytes, so that the 8

@@ -296,9 +296,9 @@ pub fn fence_shared_for_async_proxy() {
 /// otherwise move their first use above it.
 #[cfg(target_feature = "sm_90a")]
 #[inline(always)]
-pub fn pin_accumulators<const COUNT: usize>(acc: &mut [f32; 128]) {
+pub fn pin_accumulators<const COUNT: usize, const N: usize>(acc: &mut [f32; N]) {
     seq!(i in 0..128 {
-        if i < COUNT {
+        if i < COUNT && i < N {
             unsafe { core::arch::asm!("/* {0} */", inout(reg32) acc[i], options(nostack)) };
         }
     });
@@ -340,6 +340,44 @@ pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
                 a = in(reg64) a,
                 b = in(reg64) b,
                 scale_d = in(reg32) scale_d,
+                options(nostack),
+            )
+        };
+    });
+}
+
+/// `acc += a · b` on a 64×64×16 tile for the whole warpgroup, asynchronously:
+/// `wgmma.mma_async.m64n64k16.f32.f16.f16` with A from registers and B (K-major, `imm-trans-b
+/// = 0`) from shared memory through the descriptor `b` (see [`swizzled_descriptor`]). Warp `w`
+/// of the warpgroup supplies rows `16·w …` of A in `mma.sync`'s m16k16 fragment layout: lane
+/// `l` holds row `l / 4` (registers 0 and 2) and `l / 4 + 8` (1 and 3), k `2·(l % 4)` and the
+/// next (registers 0 and 1) and those plus 8 (2 and 3), two fp16 per register. Thread `t`
+/// holds, in `acc[i]`, row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column `8·(i / 4) +
+/// 2·(t % 4) + i % 2`, like the other shapes.
+///
+/// # Safety
+/// As [`wgmma_m64n256k16_f16`] for `b` and the warpgroup; the registers of `a`, like `acc`, are
+/// read in the background until [`warpgroup_wait`], and a [`warpgroup_fence`] must separate
+/// their writing from this call.
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n64k16_f16_register_a(acc: &mut [f32; 32], a: &[u32; 4], b: u64) {
+    seq!(i in 0..32 {
+        unsafe {
+            core::arch::asm!(
+            "{{ .reg .pred accumulate;",
+            "setp.eq.b32 accumulate, 1, 1;",
+            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{",
+            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
+            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}",
+            // scale-d (true: accumulate), imm-scale-a, imm-scale-b, imm-trans-b.
+            "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, accumulate, 1, 1, 0; }}",
+                #(inout(reg32) acc[i],)*
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b,
                 options(nostack),
             )
         };

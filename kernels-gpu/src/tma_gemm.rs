@@ -607,7 +607,7 @@ pub unsafe fn tma_wgmma<
             ring.advance();
         }
         warpgroup_wait::<0>();
-        pin_accumulators::<128>(&mut acc);
+        pin_accumulators::<128, 128>(&mut acc);
         // The last stage is free too: the producer may already fill it for the next tile
         // while this one is stored. (With k = 0 this arrives on a stage no one waits for,
         // which is harmless: the producer issues no copies.)

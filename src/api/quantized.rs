@@ -133,11 +133,16 @@ impl QuantizedWeights {
         (self.weights.k, self.weights.n)
     }
 
-    /// The kernel path for `m` rows of activations: the decode kernel (weights streamed once
-    /// per 16 rows) for small m, else prefill (weights expanded to fp16, then a tensor-core
-    /// GEMM).
-    pub fn path(&self, m: usize) -> Path {
-        Path::for_rows(m)
+    /// The kernel path for `m` rows of activations on `gemm`'s device: the decode kernel
+    /// (weights streamed once per 16 rows) for m ≤ 16, batched decode (once per 64 rows) up to
+    /// [`fast::BATCHED_MAX_M`] where the device has the shared memory for it, else prefill
+    /// (weights expanded to fp16, then a tensor-core GEMM).
+    pub fn path(&self, gemm: &Gemm, m: usize) -> Path {
+        Path::for_rows(
+            m,
+            self.weights.format.bits(),
+            gemm.runtime().info().max_shared_per_block,
+        )
     }
 
     /// Queues `y (m×n fp16) = x (m×k fp16) · dequant(W)` on `gemm`'s stream, choosing the path
@@ -165,10 +170,10 @@ impl QuantizedWeights {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         let (k, n) = self.shape();
         check_activations(m, n, k, x.len(), y.len())?;
-        match self.path(m) {
-            Path::Decode => {
-                fast::launch_decode(runtime, x, &self.weights, y, m, None, &mut scratch)?;
-                gemm.queued(self.weights.decode_entry());
+        match self.path(gemm, m) {
+            path @ (Path::Decode | Path::Batched) => {
+                fast::launch_decode(runtime, path, x, &self.weights, y, m, None, &mut scratch)?;
+                gemm.queued(self.weights.decode_entry(runtime, path).0);
                 Ok(())
             }
             // The expanded weights go through the library's own dispatch (TMA + wgmma where

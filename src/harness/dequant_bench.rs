@@ -48,7 +48,7 @@ pub struct DequantOptions {
     pub reps: usize,
     /// Decode blocks (`None`: two per SM).
     pub blocks: Option<usize>,
-    /// Force a path (`None`: decode for m ≤ 16, prefill above).
+    /// Force a path (`None`: [`Path::for_rows`]).
     pub path: Option<Path>,
     /// Seed of weights and activations.
     pub seed: u64,
@@ -320,11 +320,15 @@ impl<'g> DequantBench<'g> {
         let mut records = Vec::new();
         for &m in rows {
             let shape = GemmShape::new(m, case.n, case.k)?;
-            let path = options.path.unwrap_or(Path::for_rows(m));
+            let path = options.path.unwrap_or(Path::for_rows(
+                m,
+                case.format.bits(),
+                gpu.info().max_shared_per_block,
+            ));
             let blocks = match path {
-                Path::Decode => options
+                Path::Decode | Path::Batched => options
                     .blocks
-                    .unwrap_or_else(|| default_blocks(gpu, &device_weights, m)),
+                    .unwrap_or_else(|| default_blocks(gpu, &device_weights, m, path)),
                 Path::Prefill => 0,
             };
             let a_host: Vec<u16> = random_matrix(m * case.k, options.seed ^ m as u64)
@@ -362,7 +366,7 @@ impl<'g> DequantBench<'g> {
                     })?;
                     Some(t * 1e3)
                 }
-                Path::Decode => None,
+                Path::Decode | Path::Batched => None,
             };
 
             // Verification on sampled rows and columns, all of k.
@@ -409,6 +413,9 @@ impl<'g> DequantBench<'g> {
             let idea = match path {
                 Path::Decode => {
                     "decode: packed weights, lop3 conversion, mma.sync, cp.async, split-K"
+                }
+                Path::Batched => {
+                    "batched decode: 64-row blocks; Hopper: wgmma with the decoded weights as the register operand (C^T = W^T A^T), else mma.sync"
                 }
                 Path::Prefill => "prefill: expand to fp16, then v18/v15",
             };

@@ -1,6 +1,8 @@
 //! Launching the fast dequant kernels: decode (m ≤ [`DECODE_MAX_M`], `kernels-gpu/src/dequant/
-//! decode.rs`) and prefill (expand to fp16, `dequantize.rs`, then the ladder's v18 tensor-core
-//! GEMM, or v15 where k or n is not a multiple of 8).
+//! decode.rs` with one m16 tile per block), batched decode (the same kernel with
+//! [`dequant::BATCHED_M_TILES`] m16 tiles per block, up to [`BATCHED_MAX_M`]) and prefill (expand
+//! to fp16, `dequantize.rs`, then the ladder's v18 tensor-core GEMM, or v15 where k or n is not a
+//! multiple of 8).
 //!
 //! Both read weights pre-packed by [`crate::quant::prepack`] and compute `fp16(value · scale)` for
 //! every weight, then an fp16 × fp16 product with fp32 accumulation and fp16 output.
@@ -13,9 +15,11 @@ use crate::{GemmError, GemmShape, Rung};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg};
 use gemm_geometry::dequant;
 
-/// Largest m the decode kernel is chosen for by default; above it, prefill.
+/// Largest m the decode kernel is chosen for by default; above it, batched decode.
 pub const DECODE_MAX_M: usize = 16;
-/// Rows of A per decode block (`gemm_geometry::dequant::DECODE_TILE_M`).
+/// Largest m the batched-decode kernel is chosen for by default; above it, prefill.
+pub const BATCHED_MAX_M: usize = 256;
+/// Rows of A per m16 tile (`gemm_geometry::dequant::DECODE_TILE_M`).
 const TILE_M: usize = dequant::DECODE_TILE_M as usize;
 
 /// The kernel entries, one per decoder and bit width (`Prepacked::entry_suffix`).
@@ -61,6 +65,49 @@ const DECODE_ENTRIES: [&str; 19] = [
     "dequant_decode_wide_float8",
     "dequant_decode_half",
 ];
+const BATCHED_ENTRIES: [&str; 19] = [
+    "dequant_batched_int1",
+    "dequant_batched_int2",
+    "dequant_batched_int3",
+    "dequant_batched_int4",
+    "dequant_batched_int5",
+    "dequant_batched_int6",
+    "dequant_batched_int7",
+    "dequant_batched_int8",
+    "dequant_batched_float2",
+    "dequant_batched_float3",
+    "dequant_batched_float4",
+    "dequant_batched_float5",
+    "dequant_batched_float6",
+    "dequant_batched_float7",
+    "dequant_batched_float8",
+    "dequant_batched_wide_float6",
+    "dequant_batched_wide_float7",
+    "dequant_batched_wide_float8",
+    "dequant_batched_half",
+];
+/// The batched kernel's Hopper form (`wgmma`, in the sm_90a module only), for every decoder
+/// but fp16 weights (`SUFFIXES` without its last entry).
+const BATCHED_WGMMA_ENTRIES: [&str; 18] = [
+    "dequant_batched_wgmma_int1",
+    "dequant_batched_wgmma_int2",
+    "dequant_batched_wgmma_int3",
+    "dequant_batched_wgmma_int4",
+    "dequant_batched_wgmma_int5",
+    "dequant_batched_wgmma_int6",
+    "dequant_batched_wgmma_int7",
+    "dequant_batched_wgmma_int8",
+    "dequant_batched_wgmma_float2",
+    "dequant_batched_wgmma_float3",
+    "dequant_batched_wgmma_float4",
+    "dequant_batched_wgmma_float5",
+    "dequant_batched_wgmma_float6",
+    "dequant_batched_wgmma_float7",
+    "dequant_batched_wgmma_float8",
+    "dequant_batched_wgmma_wide_float6",
+    "dequant_batched_wgmma_wide_float7",
+    "dequant_batched_wgmma_wide_float8",
+];
 const EXPAND_ENTRIES: [&str; 19] = [
     "dequant_expand_int1",
     "dequant_expand_int2",
@@ -83,10 +130,10 @@ const EXPAND_ENTRIES: [&str; 19] = [
     "dequant_expand_half",
 ];
 
-/// Dynamic shared memory of a decode block for `bits`-wide codes: the stages and a 16-byte
-/// flag (the kernel traps if it is given less).
-pub fn decode_shared_bytes(bits: u32) -> usize {
-    dequant::decode_shared_bytes(bits) as usize
+/// Dynamic shared memory of a decode (or batched-decode, `path`) block for `bits`-wide codes:
+/// the stages and a 16-byte flag (the kernel traps if it is given less).
+pub fn decode_shared_bytes(bits: u32, path: Path) -> usize {
+    dequant::decode_shared_bytes(bits, path.m_tiles()) as usize
 }
 
 /// Dynamic shared memory of an expand block (the kernel traps if it is given less).
@@ -99,40 +146,65 @@ pub fn expand_shared_bytes(bits: u32) -> usize {
 pub enum Path {
     /// The decode kernel (streams the packed weights once per 16 rows of A).
     Decode,
+    /// The decode kernel with 64-row blocks (streams the packed weights once per 64 rows of A;
+    /// one block per SM, 160 KiB of shared memory at most: A100 and Hopper).
+    Batched,
     /// Expand to fp16, then the tensor-core GEMM.
     Prefill,
 }
 
 impl Path {
-    /// The default for `m` rows.
-    pub fn for_rows(m: usize) -> Path {
+    /// The default for `m` rows on a device with `max_shared_per_block` bytes of shared memory
+    /// per block (batched decode where it fits, else prefill).
+    pub fn for_rows(m: usize, bits: u32, max_shared_per_block: usize) -> Path {
         if m <= DECODE_MAX_M {
             Path::Decode
+        } else if m <= BATCHED_MAX_M
+            && decode_shared_bytes(bits, Path::Batched) <= max_shared_per_block
+        {
+            Path::Batched
         } else {
             Path::Prefill
         }
     }
 
-    /// Name in reports: `dequant-decode` or `dequant-prefill`.
+    /// Name in reports: `dequant-decode`, `dequant-batched` or `dequant-prefill`.
     pub fn label(&self) -> &'static str {
         match self {
             Path::Decode => "dequant-decode",
+            Path::Batched => "dequant-batched",
             Path::Prefill => "dequant-prefill",
+        }
+    }
+
+    /// m16 tiles per block of the decode kernels (1 for prefill, which has no such blocks).
+    pub fn m_tiles(&self) -> u32 {
+        match self {
+            Path::Batched => dequant::BATCHED_M_TILES,
+            Path::Decode | Path::Prefill => 1,
+        }
+    }
+
+    fn blocks_per_sm(&self) -> usize {
+        match self {
+            Path::Batched => dequant::BATCHED_MIN_BLOCKS_PER_SM as usize,
+            Path::Decode | Path::Prefill => dequant::MIN_BLOCKS_PER_SM as usize,
         }
     }
 }
 
 /// Whether `path` rounds each dequantized weight to fp16, `fp16(value · scale)`, before the
-/// product: the prefill expansion (its GEMM takes fp16 weights), and small floats with more
-/// than 4 exponent bits on either path (they go through f32). Otherwise the decode kernel
-/// multiplies by the exact weights (`code − zero`, or the small float's value, both exact in
-/// fp16) and applies each group's scale to the fp32 sums; fp16 weights are exact either way.
+/// product: the prefill expansion (its GEMM takes fp16 weights), batched decode (which has no
+/// registers for a second set of accumulators), and small floats with more than 4 exponent
+/// bits on every path (they go through f32). Otherwise the decode kernel multiplies by the
+/// exact weights (`code − zero`, or the small float's value, both exact in fp16) and applies
+/// each group's scale to the fp32 sums; fp16 weights are exact either way.
 pub fn rounds_weights(path: Path, format: WeightFormat) -> bool {
     use crate::quant::prepack::Decoder;
     match Decoder::of(format) {
         Decoder::Half => false,
         Decoder::WideFloat => true,
-        Decoder::Integer | Decoder::Float => path == Path::Prefill,
+        Decoder::Integer | Decoder::Float => path != Path::Decode,
     }
 }
 
@@ -162,9 +234,25 @@ pub struct FastWeights {
 }
 
 impl FastWeights {
-    /// The decode kernel's entry point for these weights.
-    pub fn decode_entry(&self) -> &'static str {
-        DECODE_ENTRIES[self.entry]
+    /// The decode kernel's entry point for these weights on `path` (`Decode` or `Batched`) and
+    /// the dynamic shared memory it is launched with: batched decode takes its Hopper form
+    /// (`wgmma`) where `gpu`'s module has it.
+    pub fn decode_entry(&self, gpu: &Runtime, path: Path) -> (&'static str, usize) {
+        let bits = self.bits();
+        match path {
+            Path::Batched => match BATCHED_WGMMA_ENTRIES.get(self.entry) {
+                Some(&entry) if gpu.entries().iter().any(|e| e == entry) => {
+                    (entry, dequant::batched_wgmma_shared_bytes(bits) as usize)
+                }
+                _ => (
+                    BATCHED_ENTRIES[self.entry],
+                    decode_shared_bytes(bits, Path::Batched),
+                ),
+            },
+            Path::Decode | Path::Prefill => {
+                (DECODE_ENTRIES[self.entry], decode_shared_bytes(bits, path))
+            }
+        }
     }
 
     /// The expansion kernel's entry point for these weights.
@@ -252,30 +340,41 @@ fn check_buffers<T: Fp16Bits>(
     check_activations(m, w.n, w.k, a.len(), c.len())
 }
 
-/// The decode kernel's units of work: one chunk of k of one 16 × 256 output tile each.
-pub fn decode_units(w: &FastWeights, m: usize) -> usize {
-    m.div_ceil(TILE_M) * w.column_blocks() * w.k_chunks()
+/// Output tiles along m of the decode kernel on `path`: blocks of `16 · path.m_tiles()` rows.
+fn row_tiles(m: usize, path: Path) -> usize {
+    m.div_ceil(TILE_M * path.m_tiles() as usize)
 }
 
-/// Blocks of the decode kernel when none are asked for. With at least one output tile per
-/// SM, one block per tile: no tile is shared, so no block pays for the workspace (at 16 rows,
-/// sharing every tile between two blocks measured 15% slower than a whole tile per block).
-/// With fewer tiles, two blocks per SM (what fits at a time: 256 threads and under 100 KiB of
-/// shared memory each), each taking an equal share of the units, but no more than the units.
-pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize) -> usize {
-    let tiles = m.div_ceil(TILE_M) * w.column_blocks();
+/// The decode kernel's units of work on `path` (`Decode` or `Batched`): one chunk of k of one
+/// `16·m_tiles × 256` output tile each.
+pub fn decode_units(w: &FastWeights, m: usize, path: Path) -> usize {
+    row_tiles(m, path) * w.column_blocks() * w.k_chunks()
+}
+
+/// Blocks of the decode kernel on `path` when none are asked for. Decode: with at least one
+/// output tile per SM, one block per tile: no tile is shared, so no block pays for the
+/// workspace (at 16 rows, sharing every tile between two blocks measured 15% slower than a
+/// whole tile per block). With fewer tiles, and always for batched decode (whose 64-row tiles
+/// cost four times as much, so that a partial last wave of whole tiles would idle SMs for
+/// longer), as many blocks as fit at a time (two per SM for decode, one for batched decode),
+/// each taking an equal share of the units, but no more than the units.
+pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize, path: Path) -> usize {
+    let tiles = row_tiles(m, path) * w.column_blocks();
     let sms = gpu.info().sm_count;
-    if tiles >= sms {
+    if tiles >= sms && path == Path::Decode {
         tiles
     } else {
-        (dequant::MIN_BLOCKS_PER_SM as usize * sms).min(decode_units(w, m))
+        (path.blocks_per_sm() * sms).min(decode_units(w, m, path))
     }
 }
 
-/// Queues the decode kernel: `c (m×n fp16) = a (m×k fp16) · dequant(w)` on `blocks` blocks
-/// (`None`: [`default_blocks`]), each taking an equal share of the units of work.
+/// Queues the decode kernel of `path` (`Decode`, or `Batched` for 64-row blocks): `c (m×n fp16)
+/// = a (m×k fp16) · dequant(w)` on `blocks` blocks (`None`: [`default_blocks`]), each taking an
+/// equal share of the units of work.
+#[allow(clippy::too_many_arguments)]
 pub fn launch_decode<T: Fp16Bits>(
     gpu: &Runtime,
+    path: Path,
     a: &impl DevicePtr<T>,
     w: &FastWeights,
     c: &mut impl DevicePtrMut<T>,
@@ -284,8 +383,24 @@ pub fn launch_decode<T: Fp16Bits>(
     scratch: &mut Scratch,
 ) -> Result<(), GemmError> {
     check_buffers(w, a, c, m)?;
-    let m_tiles = m.div_ceil(TILE_M);
-    let units = decode_units(w, m);
+    if path == Path::Prefill {
+        return Err(GemmError::KernelRefused {
+            kernel: path.label(),
+            reason: "is not a decode kernel (prefill goes through launch_prefill)".into(),
+        });
+    }
+    let (entry, shared_bytes) = w.decode_entry(gpu, path);
+    let limit = gpu.info().max_shared_per_block;
+    if shared_bytes > limit {
+        return Err(GemmError::KernelRefused {
+            kernel: path.label(),
+            reason: format!(
+                "needs {shared_bytes} bytes of shared memory per block, and this device allows {limit}"
+            ),
+        });
+    }
+    let m_tiles = row_tiles(m, path);
+    let units = decode_units(w, m, path);
     if units > u32::MAX as usize / 2 {
         return Err(GemmError::GridTooLarge {
             rung: "dequant-decode",
@@ -294,7 +409,7 @@ pub fn launch_decode<T: Fp16Bits>(
             limit: u32::MAX as u64 / 2,
         });
     }
-    let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m));
+    let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m, path));
     if blocks == 0 || blocks > units {
         return Err(GemmError::DecodeBlocks { blocks, units });
     }
@@ -326,11 +441,11 @@ pub fn launch_decode<T: Fp16Bits>(
         &mut scratch.counters,
         w.column_blocks() * m_tiles,
     )?);
-    let function = gpu.kernel(DECODE_ENTRIES[w.entry])?;
+    let function = gpu.kernel(entry)?;
     let config = LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
         block_dim: (dequant::THREADS, 1, 1),
-        shared_mem_bytes: decode_shared_bytes(w.bits()) as u32,
+        shared_mem_bytes: shared_bytes as u32,
     };
     let (m32, n32) = (m as u32, w.n as u32);
     let (column_blocks, k_chunks, group) = (
@@ -363,7 +478,7 @@ pub fn launch_decode<T: Fp16Bits>(
         .arg(&column_blocks)
         .arg(&k_chunks)
         .arg(&group);
-    launch_with_constants(builder, &w.constants, config, DECODE_ENTRIES[w.entry])?;
+    launch_with_constants(builder, &w.constants, config, entry)?;
     if let Some(staged) = staged {
         // SAFETY: check_buffers saw m·n elements in C; the staged C holds m·n.
         unsafe {
@@ -481,9 +596,14 @@ pub fn launch_prefill<T: Fp16Bits>(
     gpu.launch_rung(prefill_rung(gpu, w.k, w.n)?, a, &expanded, c, &shape)
 }
 
-/// Every kernel entry of the fast dequant kernels (decode, then expand).
+/// Every kernel entry of the fast dequant kernels (decode, batched decode, then expand).
 pub fn entries() -> impl Iterator<Item = &'static str> {
-    DECODE_ENTRIES.iter().chain(EXPAND_ENTRIES.iter()).copied()
+    DECODE_ENTRIES
+        .iter()
+        .chain(BATCHED_ENTRIES.iter())
+        .chain(BATCHED_WGMMA_ENTRIES.iter())
+        .chain(EXPAND_ENTRIES.iter())
+        .copied()
 }
 
 /// Queues `c = a · dequant(w)` on `path` (`blocks`: decode only, see [`launch_decode`]).
@@ -499,7 +619,7 @@ pub fn launch<T: Fp16Bits>(
     scratch: &mut Scratch,
 ) -> Result<(), GemmError> {
     match path {
-        Path::Decode => launch_decode(gpu, a, w, c, m, blocks, scratch),
+        Path::Decode | Path::Batched => launch_decode(gpu, path, a, w, c, m, blocks, scratch),
         Path::Prefill => launch_prefill(gpu, a, w, c, m, scratch),
     }
 }
@@ -540,6 +660,10 @@ mod tests {
     fn entry_tables_line_up() {
         for (i, suffix) in SUFFIXES.iter().enumerate() {
             assert_eq!(DECODE_ENTRIES[i], format!("dequant_decode_{suffix}"));
+            assert_eq!(BATCHED_ENTRIES[i], format!("dequant_batched_{suffix}"));
+            if let Some(entry) = BATCHED_WGMMA_ENTRIES.get(i) {
+                assert_eq!(*entry, format!("dequant_batched_wgmma_{suffix}"));
+            }
             assert_eq!(EXPAND_ENTRIES[i], format!("dequant_expand_{suffix}"));
         }
     }
@@ -547,17 +671,33 @@ mod tests {
     #[test]
     fn shared_memory_stays_within_two_blocks_per_sm() {
         for bits in (1..=8).chain([16]) {
-            let bytes = decode_shared_bytes(bits);
+            let bytes = decode_shared_bytes(bits, Path::Decode);
             // Two blocks per SM: 228 KiB, less 1 KiB reserved per block.
             assert!(2 * (bytes + 1024) <= 228 * 1024, "{bits} bits: {bytes}");
+            // Batched: one block within the A100's 163 KiB per block.
+            let batched = decode_shared_bytes(bits, Path::Batched);
+            assert!(batched <= 163 * 1024, "{bits} bits batched: {batched}");
+            // Its Hopper form within the H100's 227 KiB.
+            let wgmma = dequant::batched_wgmma_shared_bytes(bits) as usize;
+            assert!(wgmma <= 227 * 1024, "{bits} bits batched wgmma: {wgmma}");
             assert!(expand_shared_bytes(bits) <= 113 * 1024);
         }
     }
 
     #[test]
     fn paths_by_rows() {
-        assert_eq!(Path::for_rows(1), Path::Decode);
-        assert_eq!(Path::for_rows(16), Path::Decode);
-        assert_eq!(Path::for_rows(17), Path::Prefill);
+        let (hopper, ada) = (227 * 1024, 99 * 1024);
+        for bits in (1..=8).chain([16]) {
+            assert_eq!(Path::for_rows(1, bits, hopper), Path::Decode);
+            assert_eq!(Path::for_rows(16, bits, hopper), Path::Decode);
+            assert_eq!(Path::for_rows(17, bits, hopper), Path::Batched);
+            assert_eq!(Path::for_rows(BATCHED_MAX_M, bits, hopper), Path::Batched);
+            assert_eq!(
+                Path::for_rows(BATCHED_MAX_M + 1, bits, hopper),
+                Path::Prefill
+            );
+        }
+        // Where the batched kernel's shared memory does not fit, prefill.
+        assert_eq!(Path::for_rows(64, 8, ada), Path::Prefill);
     }
 }

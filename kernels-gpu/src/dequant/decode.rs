@@ -41,13 +41,19 @@ use crate::device::{
     load_shared_16, load_shared_u16, load_shared_u32, shared_address, shared_f32,
     store_f16x2_or_partial, store_shared_u32, sync_threads, thread_x, trap, wait_async_copies,
 };
+#[cfg(target_feature = "sm_90a")]
+use crate::tensor_core::{
+    fence_shared_for_async_proxy, pin_accumulators, swizzled_descriptor, warpgroup_commit,
+    warpgroup_fence, warpgroup_wait, wgmma_m64n64k16_f16_register_a,
+};
 use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
 use seq_macro::seq;
 
 pub use gemm_geometry::dequant::decode_shared_bytes as shared_bytes;
 use gemm_geometry::dequant::{
-    DECODE_GROUP_BYTES as GROUP_BYTES, DECODE_TILE_M as TILE_M, decode_stage_bytes as stage_bytes,
-    decode_stages as stages,
+    BATCHED_M_TILES as BATCHED, BATCHED_MIN_BLOCKS_PER_SM as BATCHED_BLOCKS,
+    DECODE_GROUP_BYTES as GROUP_BYTES, DECODE_TILE_M as TILE_M, MIN_BLOCKS_PER_SM, THREADS,
+    batched_wgmma_shared_bytes, decode_stage_bytes as stage_bytes, decode_stages as stages,
 };
 
 /// Byte offset of 16-byte piece `piece` of row `row` in A's stage tile (rows of `2·chunk_k`
@@ -61,6 +67,28 @@ fn a_offset(row: u32, piece: u32, pieces_per_row: u32) -> u32 {
         8
     };
     row * pieces_per_row * 16 + (piece ^ (row % period)) * 16
+}
+
+/// Byte offset of 16-byte piece `piece` of row `row` of A's stage tile in the wgmma form: two
+/// panels of 64 k (128 bytes a row, `block_rows` rows), each in `wgmma`'s 128-byte swizzle
+/// (piece `p` of row `r` at `p ^ (r % 8)`), read as the K-major B operand of `Cᵀ = Wᵀ·Aᵀ`.
+#[inline(always)]
+fn swizzled_a_offset(row: u32, piece: u32, block_rows: u32) -> u32 {
+    (piece / 8) * block_rows * 128 + row * 128 + ((piece % 8) ^ (row % 8)) * 16
+}
+
+/// The wgmma form's two m64n64 accumulator sets (one per group of 16 columns of each warp),
+/// stored in the same 64 registers as four m16 tiles' `mma` accumulators.
+#[inline(always)]
+fn wgmma_view<const M_TILES: usize>(
+    acc: &mut [[[f32; 4]; N_TILES]; M_TILES],
+) -> &mut [[f32; 32]; 2] {
+    // (A compile-time constant: only the four-tile instances, which hold 64, call it.)
+    if M_TILES * N_TILES * 4 < 64 {
+        trap();
+    }
+    // SAFETY: both are arrays of f32 (alignment 4), and the source holds at least 64.
+    unsafe { &mut *(acc as *mut [[[f32; 4]; N_TILES]; M_TILES] as *mut [[f32; 32]; 2]) }
 }
 
 /// The kernel's scalar arguments.
@@ -141,7 +169,12 @@ impl Cursor {
 /// contains barriers).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
+pub unsafe fn decode_gemm<
+    const BITS: u32,
+    const KIND: u32,
+    const M_TILES: usize,
+    const WGMMA: bool,
+>(
     a: *const u16,
     weights: *const u8,
     scales: *const u16,
@@ -156,17 +189,17 @@ pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
     // or multiples of the chunk).
     match shape.group {
         32 if chunk_k(BITS) > 32 => unsafe {
-            body::<BITS, KIND, 2>(
+            body::<BITS, KIND, 2, M_TILES, WGMMA>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
         },
         64 if chunk_k(BITS) > 64 => unsafe {
-            body::<BITS, KIND, 4>(
+            body::<BITS, KIND, 4, M_TILES, WGMMA>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
         },
         g if g >= chunk_k(BITS) => unsafe {
-            body::<BITS, KIND, 8>(
+            body::<BITS, KIND, 8, M_TILES, WGMMA>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
         },
@@ -179,7 +212,13 @@ pub unsafe fn decode_gemm<const BITS: u32, const KIND: u32>(
 /// it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
+unsafe fn body<
+    const BITS: u32,
+    const KIND: u32,
+    const GROUP_TILES: u32,
+    const M_TILES: usize,
+    const WGMMA: bool,
+>(
     a: *const u16,
     weights: *const u8,
     scales: *const u16,
@@ -190,9 +229,17 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
     shape: Shape,
     constants: PairConstants,
 ) {
-    let stages = stages(BITS);
-    let stage_size = stage_bytes(BITS);
-    if dynamic_shared_bytes() < shared_bytes(BITS) {
+    const { assert!(M_TILES == 1 || M_TILES == 2 || M_TILES == 4) };
+    // The wgmma form: 64 rows (the instruction's N), 128-row chunks (two 64-wide swizzle panels).
+    const { assert!(!WGMMA || (M_TILES == 4 && chunk_k(BITS) == 128)) };
+    let stages = stages(BITS, M_TILES as u32);
+    let stage_size = stage_bytes(BITS, M_TILES as u32);
+    let needed = if WGMMA {
+        batched_wgmma_shared_bytes(BITS)
+    } else {
+        shared_bytes(BITS, M_TILES as u32)
+    };
+    if dynamic_shared_bytes() < needed {
         trap();
     }
     let ck = chunk_k(BITS);
@@ -208,7 +255,9 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
     let (warp, lane) = (thread / 32, thread % 32);
     let n_pad = column_blocks * BLOCK_COLUMNS;
     let k_pad = k_chunks * ck;
-    let m_tiles = m.div_ceil(TILE_M);
+    // Output tiles are `block_rows × 256`.
+    let block_rows = TILE_M * M_TILES as u32;
+    let m_tiles = m.div_ceil(block_rows);
     // This block's share of the units (one chunk of one output tile each), tile-major.
     let units = m_tiles * column_blocks * k_chunks;
     let (block, blocks) = (block_x(), grid_dim_x());
@@ -221,27 +270,37 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
     let ONE_GROUP = GROUP_TILES == 8;
     let groups_in_chunk = if ONE_GROUP { 1 } else { ck / group };
     let chunks_per_group = if ONE_GROUP { group / ck } else { 1 };
-    // Integers and small floats through fp16 go into the tensor cores unscaled; each group's
-    // fp32 sums are scaled as the group ends (see `decode_pair`).
-    let post_scale = KIND == INTEGER || KIND == FLOAT;
+    // With one m16 tile, integers and small floats through fp16 go into the tensor cores
+    // unscaled and each group's fp32 sums are scaled as the group ends (see `decode_pair`). With
+    // more, that would keep a second set of accumulators (64 registers at four tiles, past the
+    // 255 a thread has): the weights are scaled in fp16 instead, `fp16(value · scale)` as
+    // prefill uses them, one `mul.f16x2` per pair shared by all the tiles.
+    let post_scale = (KIND == INTEGER || KIND == FLOAT) && M_TILES == 1;
     let rebias = if KIND == FLOAT {
         half_to_f32(constants.rebias & 0xFFFF)
     } else {
         1.0
     };
 
-    let w_offset = TILE_M * ck * 2;
+    let w_offset = block_rows * ck * 2;
     let s_offset = w_offset + WARPS * loads * 512;
     let o_offset = s_offset + GROUP_BYTES;
-    let smem = shared_address(shared_f32());
+    // (wgmma: the stages start on a 1 024-byte boundary, as its swizzle needs; stage sizes are
+    // multiples of 1 024.)
+    let smem = if WGMMA {
+        (shared_address(shared_f32()) + 1023) & !1023
+    } else {
+        shared_address(shared_f32())
+    };
     let flag = smem + stages * stage_size;
 
-    // Copy roles. A: 16 rows × ck/8 pieces, one per thread. Weights: this lane's `loads`
-    // words. Scales and offsets: 32 pieces (256 columns) per group of the chunk.
+    // Copy roles. A: `block_rows` rows × ck/8 pieces, thread t taking pieces t, t + 256, …
+    // (up to four). Weights: this lane's `loads` words. Scales and offsets: 32 pieces (256
+    // columns) per group of the chunk.
     let a_pieces_per_row = ck / 8;
+    let a_rounds = (block_rows * a_pieces_per_row).div_ceil(THREADS);
     let (a_row, a_piece) = (thread / a_pieces_per_row, thread % a_pieces_per_row);
-    let a_copies = a_row < TILE_M;
-    let a_dst = a_offset(a_row, a_piece, a_pieces_per_row);
+    let a_rows_per_round = THREADS / a_pieces_per_row;
     let lane_words = ((warp * loads) * 32 + lane) * 16;
     let chunk_bytes = (WARPS * loads * 512) as usize;
     let w_lane = weights.wrapping_add(lane_words as usize);
@@ -268,18 +327,26 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
     |step: u32| {
         if step < steps {
             let stage = smem + (step % stages) * stage_size;
-            if a_copies {
-                let row = next.m_tile * TILE_M + a_row;
-                let valid = row < m;
-                let src = if valid {
-                    a.wrapping_add(
-                        row as usize * k_pad as usize + (next.chunk * ck + a_piece * 8) as usize,
-                    )
-                } else {
-                    a
-                };
-                unsafe { copy_async_16(stage + a_dst, src, valid) };
-            }
+            seq!(r in 0..4 {
+                let tile_row = a_row + r * a_rows_per_round;
+                if r < a_rounds && tile_row < block_rows {
+                    let row = next.m_tile * block_rows + tile_row;
+                    let valid = row < m;
+                    let src = if valid {
+                        a.wrapping_add(
+                            row as usize * k_pad as usize + (next.chunk * ck + a_piece * 8) as usize,
+                        )
+                    } else {
+                        a
+                    };
+                    let dst = if WGMMA {
+                        swizzled_a_offset(tile_row, a_piece, block_rows)
+                    } else {
+                        a_offset(tile_row, a_piece, a_pieces_per_row)
+                    };
+                    unsafe { copy_async_16(stage + dst, src, valid) };
+                }
+            });
             let w_chunk = w_lane
                 .wrapping_add((next.column_block * k_chunks + next.chunk) as usize * chunk_bytes);
             seq!(j in 0..8 {
@@ -317,27 +384,39 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
     let (lane_row, lane_piece) = (lane % 16, lane / 16);
     let column_in_block = warp * WARP_COLUMNS + lane / 4;
     let accumulator_column = warp * WARP_COLUMNS + 2 * (lane % 4);
-    let mut acc = [[0.0f32; 4]; N_TILES];
+    let mut acc = [[[0.0f32; 4]; N_TILES]; M_TILES];
     let mut k = constants;
     let kt_count = chunk_k_tiles(BITS);
     let mut current = Cursor::at(first, &shape);
 
-    for step in 0..stages - 1 {
+    // Copies run `ahead` chunks ahead of the computation: all but the stage being read, and in
+    // the wgmma form also but the stage the previous chunk's last wgmma may still be reading (it
+    // is left running across the barrier, so the tensor cores never drain between chunks).
+    let ahead = if WGMMA { stages - 2 } else { stages - 1 };
+    if ahead == 0 {
+        trap();
+    }
+    for step in 0..ahead {
         issue(step);
     }
     for step in 0..steps {
-        match stages {
-            2 => wait_async_copies::<0>(),
-            3 => wait_async_copies::<1>(),
-            4 => wait_async_copies::<2>(),
-            5 => wait_async_copies::<3>(),
-            6 => wait_async_copies::<4>(),
-            7 => wait_async_copies::<5>(),
+        match ahead {
+            1 => wait_async_copies::<0>(),
+            2 => wait_async_copies::<1>(),
+            3 => wait_async_copies::<2>(),
+            4 => wait_async_copies::<3>(),
+            5 => wait_async_copies::<4>(),
+            6 => wait_async_copies::<5>(),
             _ => wait_async_copies::<6>(),
+        }
+        if WGMMA {
+            // wgmma reads A through the async proxy.
+            #[cfg(target_feature = "sm_90a")]
+            fence_shared_for_async_proxy();
         }
         sync_threads();
         // The stage written now was last read before this barrier.
-        issue(step + stages - 1);
+        issue(step + ahead);
         let stage = smem + (step % stages) * stage_size;
         let mut words = [0u32; 32];
         seq!(j in 0..8 {
@@ -378,18 +457,65 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
         };
         let (mut scale, mut scale32, mut offset, mut offset_high) = group_constants(0);
         // One group's products, before its scale.
-        let mut group_sum = [[0.0f32; 4]; N_TILES];
+        let mut group_sum = [[[0.0f32; 4]; N_TILES]; M_TILES];
         seq!(kt in 0..8 {
             if kt < kt_count {
                 if kt > 0 && kt % GROUP_TILES == 0 {
                     if post_scale {
-                        add_group(&mut acc, &mut group_sum, &scale32);
+                        seq!(mt in 0..4 {
+                            if mt < M_TILES {
+                                add_group(&mut acc[mt], &mut group_sum[mt], &scale32);
+                            }
+                        });
                     }
                     (scale, scale32, offset, offset_high) = group_constants(kt);
                 }
-                let a_frag = unsafe {
-                    load_matrix_x4(stage + a_offset(lane_row, 2 * kt + lane_piece, a_pieces_per_row))
-                };
+                if WGMMA {
+                    // The weights of this k-tile, scaled, as two wgmma A fragments (see the
+                    // module docs), then `Cᵀ += Wᵀ·Aᵀ` for both: the tensor cores work on this
+                    // k-tile while the warp decodes the next ones.
+                    #[cfg(target_feature = "sm_90a")]
+                    {
+                        let mut b = [[0u32; 2]; N_TILES];
+                        seq!(nt in 0..4 {
+                            k.scale = scale[nt];
+                            k.offset = offset[nt];
+                            k.offset_high = offset_high[nt];
+                            let pair = (kt * 4 + nt) * 2;
+                            b[nt] = [
+                                decode_pair::<BITS, KIND, true>(&words, pair, &k),
+                                decode_pair::<BITS, KIND, true>(&words, pair + 1, &k),
+                            ];
+                        });
+                        let fragments = [
+                            [b[0][0], b[1][0], b[0][1], b[1][1]],
+                            [b[2][0], b[3][0], b[2][1], b[3][1]],
+                        ];
+                        let panel = stage + (kt / 4) * block_rows * 128 + (kt % 4) * 32;
+                        let activations = swizzled_descriptor(panel, 16, 1024);
+                        let halves = wgmma_view(&mut acc);
+                        warpgroup_fence();
+                        unsafe {
+                            wgmma_m64n64k16_f16_register_a(&mut halves[0], &fragments[0], activations);
+                            wgmma_m64n64k16_f16_register_a(&mut halves[1], &fragments[1], activations);
+                        }
+                        warpgroup_commit();
+                        // Up to four k-tiles in the tensor cores' queue; the fragments of the
+                        // oldest are free once it is done.
+                        warpgroup_wait::<3>();
+                    }
+                } else {
+                // Each m16 tile's A fragment; every decoded weight below serves all of them.
+                // (Loops over the tiles are unrolled by `seq!`: the arrays stay in registers.)
+                let mut a_frag = [[0u32; 4]; M_TILES];
+                seq!(mt in 0..4 {
+                    if mt < M_TILES {
+                        let row = 16 * mt + lane_row;
+                        a_frag[mt] = unsafe {
+                            load_matrix_x4(stage + a_offset(row, 2 * kt + lane_piece, a_pieces_per_row))
+                        };
+                    }
+                });
                 seq!(nt in 0..4 {
                     k.scale = scale[nt];
                     k.offset = offset[nt];
@@ -400,30 +526,53 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
                             decode_pair::<BITS, KIND, false>(&words, pair, &k),
                             decode_pair::<BITS, KIND, false>(&words, pair + 1, &k),
                         ];
-                        mma_f16_m16n8k16(&mut group_sum[nt], &a_frag, &b);
+                        seq!(mt in 0..4 {
+                            if mt < M_TILES {
+                                mma_f16_m16n8k16(&mut group_sum[mt][nt], &a_frag[mt], &b);
+                            }
+                        });
                     } else {
                         let b = [
                             decode_pair::<BITS, KIND, true>(&words, pair, &k),
                             decode_pair::<BITS, KIND, true>(&words, pair + 1, &k),
                         ];
-                        mma_f16_m16n8k16(&mut acc[nt], &a_frag, &b);
+                        seq!(mt in 0..4 {
+                            if mt < M_TILES {
+                                mma_f16_m16n8k16(&mut acc[mt][nt], &a_frag[mt], &b);
+                            }
+                        });
                     }
                 });
+                }
             }
         });
         if post_scale {
-            add_group(&mut acc, &mut group_sum, &scale32);
+            seq!(mt in 0..4 {
+                if mt < M_TILES {
+                    add_group(&mut acc[mt], &mut group_sum[mt], &scale32);
+                }
+            });
         }
         // At the end of a tile, or of this block's share, hand the sums over.
         let tile = current;
         if current.advance(&shape) || step + 1 == steps {
+            if WGMMA {
+                // The accumulators are read now: every wgmma of the tile has to be done.
+                #[cfg(target_feature = "sm_90a")]
+                {
+                    warpgroup_wait::<0>();
+                    let halves = wgmma_view(&mut acc);
+                    pin_accumulators::<32, 32>(&mut halves[0]);
+                    pin_accumulators::<32, 32>(&mut halves[1]);
+                }
+            }
             let tile_index = tile.m_tile * column_blocks + tile.column_block;
             let tile_start = tile_index * k_chunks;
             let shared_by = owner(tile_start + k_chunks - 1, blocks, units)
                 - owner(tile_start, blocks, units)
                 + 1;
             unsafe {
-                finish_tile(
+                finish_tile::<M_TILES, WGMMA>(
                     &acc,
                     c,
                     workspace,
@@ -438,7 +587,7 @@ unsafe fn body<const BITS: u32, const KIND: u32, const GROUP_TILES: u32>(
                     shared_by,
                 )
             };
-            acc = [[0.0f32; 4]; N_TILES];
+            acc = [[[0.0f32; 4]; N_TILES]; M_TILES];
         }
     }
     wait_async_copies::<0>();
@@ -471,8 +620,8 @@ fn add_group(
 /// blocks that add into it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn finish_tile(
-    acc: &[[f32; 4]; N_TILES],
+unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
+    acc: &[[[f32; 4]; N_TILES]; M_TILES],
     c: *mut u16,
     workspace: *mut f32,
     counters: *mut u32,
@@ -487,30 +636,70 @@ unsafe fn finish_tile(
 ) {
     let thread = thread_x();
     let (warp, lane) = (thread / 32, thread % 32);
-    let row = m_tile * TILE_M + lane / 4;
+    let block_rows = TILE_M * M_TILES as u32;
+    if WGMMA {
+        // Accumulator `i` of set `j` is C's row `8·(i/4) + 2·(lane%4) + i%2` of the tile and
+        // column `32·warp + 16·j + lane/4 + 8·((i/2)%2)` of the block (`Cᵀ`'s layout): one
+        // fp16 (or one fp32 addition) each.
+        let mut acc = *acc;
+        let halves = wgmma_view(&mut acc);
+        let col0 = column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + lane / 4;
+        let row0 = m_tile * block_rows + 2 * (lane % 4);
+        seq!(j in 0..2 {
+            seq!(i in 0..32 {
+                let (row, col) = (row0 + 8 * (i / 4) + i % 2, col0 + 16 * j + 8 * ((i / 2) % 2));
+                let value = halves[j][i];
+                if row < m {
+                    if shared_by == 1 {
+                        if col < n {
+                            unsafe { *c.add(row as usize * n as usize + col as usize) = pack_f16x2(value, 0.0) as u16 };
+                        }
+                    } else {
+                        let at = workspace.wrapping_add(row as usize * n_pad as usize + col as usize);
+                        unsafe { add_f32(at, value) };
+                    }
+                }
+            });
+        });
+        if shared_by == 1 {
+            return;
+        }
+    }
     let col0 = column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + 2 * (lane % 4);
-    if shared_by == 1 {
-        seq!(nt in 0..4 {
-            let col = col0 + 8 * nt;
-            unsafe {
-                store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[nt][0], acc[nt][1]));
-                store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[nt][2], acc[nt][3]));
+    if WGMMA {
+        // Added into the workspace above.
+    } else if shared_by == 1 {
+        seq!(mt in 0..4 {
+            if mt < M_TILES {
+                let (acc, row) = (&acc[mt], m_tile * block_rows + 16 * mt as u32 + lane / 4);
+                seq!(nt in 0..4 {
+                    let col = col0 + 8 * nt;
+                    unsafe {
+                        store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[nt][0], acc[nt][1]));
+                        store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[nt][2], acc[nt][3]));
+                    }
+                });
             }
         });
         return;
     }
-    seq!(nt in 0..4 {
-        let col = col0 + 8 * nt;
-        seq!(half in 0..2 {
-            let r = row + 8 * half;
-            if r < m {
-                let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
-                unsafe {
-                    add_f32(at, acc[nt][2 * half]);
-                    add_f32(at.wrapping_add(1), acc[nt][2 * half + 1]);
-                }
-            }
-        });
+    seq!(mt in 0..4 {
+        if mt < M_TILES && !WGMMA {
+            let (acc, row) = (&acc[mt], m_tile * block_rows + 16 * mt as u32 + lane / 4);
+            seq!(nt in 0..4 {
+                let col = col0 + 8 * nt;
+                seq!(half in 0..2 {
+                    let r = row + 8 * half;
+                    if r < m {
+                        let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
+                        unsafe {
+                            add_f32(at, acc[nt][2 * half]);
+                            add_f32(at.wrapping_add(1), acc[nt][2 * half + 1]);
+                        }
+                    }
+                });
+            });
+        }
     });
     fence_gpu();
     sync_threads();
@@ -527,8 +716,8 @@ unsafe fn finish_tile(
     }
     // The last block of this tile: the workspace holds the whole sum.
     let col = column_block * BLOCK_COLUMNS + thread;
-    for i in 0..TILE_M {
-        let r = m_tile * TILE_M + i;
+    for i in 0..block_rows {
+        let r = m_tile * block_rows + i;
         if r < m {
             let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
             let sum = unsafe { take_f32(at) };
@@ -591,14 +780,20 @@ unsafe fn arrive(counter: *mut u32) -> u32 {
     old
 }
 
-/// One kernel entry per (bits, decoder): `dequant_decode_<name>`.
+/// One kernel entry per (bits, decoder, m16 tiles per block): `dequant_decode_<name>` (one
+/// tile, two blocks per SM) and `dequant_batched_<name>` (`BATCHED_M_TILES`, one block per SM).
 macro_rules! decode_entry {
     ($name:ident, $bits:expr, $kind:expr) => {
-        crate::launch_bounds!(
-            $name,
-            gemm_geometry::dequant::THREADS,
-            gemm_geometry::dequant::MIN_BLOCKS_PER_SM
-        );
+        decode_entry!($name, $bits, $kind, 1, MIN_BLOCKS_PER_SM, false);
+    };
+    (batched $name:ident, $bits:expr, $kind:expr) => {
+        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, false);
+    };
+    (batched_wgmma $name:ident, $bits:expr, $kind:expr) => {
+        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, true);
+    };
+    ($name:ident, $bits:expr, $kind:expr, $m_tiles:expr, $blocks_per_sm:expr, $wgmma:expr) => {
+        crate::launch_bounds!($name, gemm_geometry::dequant::THREADS, $blocks_per_sm);
         /// Decode dequant-GEMM entry (see the module docs). Arguments: A (`m × k_pad` fp16),
         /// pre-packed weights, scales and offsets (`groups × n_pad` fp16; offsets may be null),
         /// C (`m × n` fp16), fp32 workspace (`m × n_pad`, zero) and one counter per output tile
@@ -647,7 +842,7 @@ macro_rules! decode_entry {
                 rebias,
             };
             unsafe {
-                decode_gemm::<{ $bits }, { $kind }>(
+                decode_gemm::<{ $bits }, { $kind }, { $m_tiles as usize }, { $wgmma }>(
                     a, weights, scales, offsets, c, workspace, counters, shape, constants,
                 )
             }
@@ -674,3 +869,48 @@ decode_entry!(dequant_decode_wide_float6, 6, WIDE_FLOAT);
 decode_entry!(dequant_decode_wide_float7, 7, WIDE_FLOAT);
 decode_entry!(dequant_decode_wide_float8, 8, WIDE_FLOAT);
 decode_entry!(dequant_decode_half, 16, HALF);
+
+decode_entry!(batched dequant_batched_int1, 1, INTEGER);
+decode_entry!(batched dequant_batched_int2, 2, INTEGER);
+decode_entry!(batched dequant_batched_int3, 3, INTEGER);
+decode_entry!(batched dequant_batched_int4, 4, INTEGER);
+decode_entry!(batched dequant_batched_int5, 5, INTEGER);
+decode_entry!(batched dequant_batched_int6, 6, INTEGER);
+decode_entry!(batched dequant_batched_int7, 7, INTEGER);
+decode_entry!(batched dequant_batched_int8, 8, INTEGER);
+decode_entry!(batched dequant_batched_float2, 2, FLOAT);
+decode_entry!(batched dequant_batched_float3, 3, FLOAT);
+decode_entry!(batched dequant_batched_float4, 4, FLOAT);
+decode_entry!(batched dequant_batched_float5, 5, FLOAT);
+decode_entry!(batched dequant_batched_float6, 6, FLOAT);
+decode_entry!(batched dequant_batched_float7, 7, FLOAT);
+decode_entry!(batched dequant_batched_float8, 8, FLOAT);
+decode_entry!(batched dequant_batched_wide_float6, 6, WIDE_FLOAT);
+decode_entry!(batched dequant_batched_wide_float7, 7, WIDE_FLOAT);
+decode_entry!(batched dequant_batched_wide_float8, 8, WIDE_FLOAT);
+decode_entry!(batched dequant_batched_half, 16, HALF);
+
+/// The batched kernel in its Hopper form, for every format but fp16 (whose 32-row chunks do not
+/// fill the two 64-wide swizzle panels).
+#[cfg(target_feature = "sm_90a")]
+mod hopper {
+    use super::*;
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int1, 1, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int2, 2, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int3, 3, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int4, 4, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int5, 5, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int6, 6, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int7, 7, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_int8, 8, INTEGER);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float2, 2, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float3, 3, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float4, 4, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float5, 5, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float6, 6, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float7, 7, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_float8, 8, FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float6, 6, WIDE_FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float7, 7, WIDE_FLOAT);
+    decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float8, 8, WIDE_FLOAT);
+}

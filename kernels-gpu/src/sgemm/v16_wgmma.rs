@@ -199,9 +199,9 @@ unsafe fn wgmma_pipeline<const BLOCK_TILE_N: u32, const STAGES: u32>(
     }
     warpgroup_wait::<0>();
     if BLOCK_TILE_N == 256 {
-        pin_accumulators::<128>(&mut acc);
+        pin_accumulators::<128, 128>(&mut acc);
     } else {
-        pin_accumulators::<64>(&mut acc);
+        pin_accumulators::<64, 128>(&mut acc);
     }
 
     let row = first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
