@@ -4,7 +4,8 @@
 //! - the percentage of cuBLAS that each rung reaches at one size, as bars
 //!   ([`write_percent_plot`]);
 //! - the dequant GEMM's speedup over cuBLAS fp16 against the weights' bit width, one panel per
-//!   layer shape ([`write_dequant_plot`]);
+//!   layer shape ([`write_dequant_plot`]), and against the batch size m
+//!   ([`write_dequant_batch_plot`]);
 //! - the shape suite's ratio to cuBLAS against each product's size, one panel per precision
 //!   ([`write_suite_plot`], in `plot/suite.rs`).
 //!
@@ -1008,6 +1009,172 @@ pub fn write_dequant_plot(path: &Path, records: &[Record], device: &str) -> Resu
         draw_legend_entry(
             &root,
             (200 + col * 560, legend_y as i32 + 24 * row),
+            look,
+            label,
+        )?;
+    }
+    root.present().map_err(err)?;
+    Ok(true)
+}
+
+/// Draws the dequant GEMM's speedup over cuBLAS fp16 against the batch size m (both on log
+/// scales), one panel per layer shape, one line per format with the most common group and no
+/// zero points (u4 first), with parity with cuBLAS in grey: where decode, batched decode and
+/// prefill take over shows in the line. Returns `Ok(false)` when no format was measured at two
+/// or more m for some shape.
+pub fn write_dequant_batch_plot(
+    path: &Path,
+    records: &[Record],
+    device: &str,
+) -> Result<bool, String> {
+    // (n, k) → format → (m → speedup).
+    type RowSeries = BTreeMap<usize, f64>;
+    let mut groups: BTreeMap<usize, usize> = BTreeMap::new();
+    for d in records.iter().filter_map(|r| r.dequant.as_ref()) {
+        if !d.zero_points && d.format != "f16" {
+            *groups.entry(d.group).or_default() += 1;
+        }
+    }
+    let Some((&group, _)) = groups.iter().max_by_key(|(_, count)| **count) else {
+        return Ok(false);
+    };
+    let mut measured: BTreeMap<(usize, usize), BTreeMap<String, RowSeries>> = BTreeMap::new();
+    for r in records {
+        let Some(d) = &r.dequant else { continue };
+        if d.zero_points || d.group != group {
+            continue;
+        }
+        measured
+            .entry((r.n, r.k))
+            .or_default()
+            .entry(d.format.clone())
+            .or_default()
+            .insert(r.m, d.speedup);
+    }
+    // Shapes with a format measured at two m or more; within them, formats in order of how many
+    // m they have (u4 first on ties).
+    measured.retain(|_, formats| {
+        formats.retain(|_, series| series.len() >= 2);
+        !formats.is_empty()
+    });
+    if measured.is_empty() {
+        return Ok(false);
+    }
+    let mut formats: Vec<String> = measured.values().flat_map(|f| f.keys().cloned()).collect();
+    formats.sort_by_key(|f| {
+        let points: usize = measured
+            .values()
+            .filter_map(|by_format| by_format.get(f))
+            .map(|s| s.len())
+            .sum();
+        (std::cmp::Reverse(points), f != "u4", f.clone())
+    });
+    formats.dedup();
+    formats.truncate(PALETTE.len());
+    let mut shapes: Vec<(usize, usize)> = measured.keys().copied().collect();
+    shapes.sort_by_key(|&(n, k)| std::cmp::Reverse(n * k));
+    let rows_measured = measured
+        .values()
+        .flat_map(|f| f.values())
+        .flat_map(|s| s.keys().copied());
+    let max_m = rows_measured.max().unwrap_or(1).max(2);
+    let x_range = -0.4..((max_m as f64).log2() + 0.4);
+    let x_ticks: Vec<f64> = (0..=(max_m as f64).log2().ceil() as i32)
+        .map(f64::from)
+        .collect();
+    let (low, high) = measured
+        .values()
+        .flat_map(|f| f.values())
+        .flat_map(|s| s.values().copied())
+        .fold((1.0f64, 1.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let y_range = (low / 1.3).min(0.5)..(high * 1.3);
+    let y_ticks: Vec<f64> = (-4..8)
+        .map(|e| 2f64.powi(e))
+        .filter(|t| y_range.contains(t))
+        .collect();
+
+    let cols = shapes.len().min(3);
+    let rows = shapes.len().div_ceil(cols);
+    let width = 1320u32;
+    let panel_w = width / cols as u32;
+    let (title_h, chart_h, legend_h) = (48u32, 420u32, 40 + 24 * formats.len().div_ceil(3) as u32);
+    let height = title_h + rows as u32 * chart_h + legend_h;
+    let look = |index: usize| Look {
+        width: if index == 0 { 3 } else { 2 },
+        ..Look::series(index)
+    };
+    let parity_look = Look {
+        color: GREY,
+        marker: Marker::None,
+        width: 1,
+        dash: None,
+    };
+    let root = SVGBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    draw_text(
+        &root,
+        &format!("Dequant GEMM against batch size m (group {group}) vs cuBLAS fp16, {device}"),
+        (width as i32 / 2, 24),
+        21,
+        CENTER,
+        &BLACK,
+    )?;
+    for (index, &(n, k)) in shapes.iter().enumerate() {
+        let (col, row) = ((index % cols) as u32, (index / cols) as u32);
+        let area = root
+            .clone()
+            .shrink((col * panel_w, title_h + row * chart_h), (panel_w, chart_h));
+        let mut chart = ChartBuilder::on(&area)
+            .caption(format!("k = {k}, n = {n}"), ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(52)
+            .build_cartesian_2d(
+                LinearTicks {
+                    range: x_range.clone(),
+                    ticks: x_ticks.clone(),
+                },
+                y_range.clone().log_scale().with_key_points(y_ticks.clone()),
+            )
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("m (rows of activations, log scale)")
+            .y_desc("speedup over cuBLAS fp16 (log scale)")
+            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
+            .y_label_formatter(&|y| format!("{y}×"))
+            .bold_line_style(RGBColor(215, 215, 215))
+            .light_line_style(RGBColor(242, 242, 242))
+            .label_style(("sans-serif", 13))
+            .draw()
+            .map_err(err)?;
+        let parity = [
+            chart.backend_coord(&(x_range.start, 1.0)),
+            chart.backend_coord(&(x_range.end, 1.0)),
+        ];
+        draw_path(&root, &parity, &parity_look)?;
+        for (i, format) in formats.iter().enumerate() {
+            if let Some(series) = measured[&(n, k)].get(format) {
+                let points: Vec<Option<Pixel>> = series
+                    .iter()
+                    .map(|(&m, &s)| Some(chart.backend_coord(&((m as f64).log2(), s))))
+                    .collect();
+                draw_series(&root, &points, &look(i))?;
+            }
+        }
+    }
+    let legend_y = title_h + rows as u32 * chart_h + 14;
+    let mut legend: Vec<(Look, String)> = formats
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (look(i), f.clone()))
+        .collect();
+    legend.push((parity_look, "cuBLAS fp16 (1×)".to_string()));
+    for (i, (look, label)) in legend.iter().enumerate() {
+        let (col, row) = ((i % 3) as i32, (i / 3) as i32);
+        draw_legend_entry(
+            &root,
+            (160 + col * 380, legend_y as i32 + 24 * row),
             look,
             label,
         )?;

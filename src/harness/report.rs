@@ -430,12 +430,14 @@ fn skip_notes(records: &[Record]) -> String {
 
 /// File name of the dequant plot in a report folder.
 pub const DEQUANT_PLOT: &str = "plot-dequant.svg";
+/// File name of the dequant plot against batch size in a report folder.
+pub const DEQUANT_BATCH_PLOT: &str = "plot-dequant-batch.svg";
 
 /// Writes `results.json` (an array of records), the plots (`plot-percent.svg`: % of cuBLAS per
 /// rung at one size; `plot.svg` and `plot-tensor-cores.svg`: TFLOP/s against size, when at
 /// least two square sizes were measured) and `results.md` (the command, the device, the plots
 /// and the table) into `dir`, creating it if needed. Dequant GEMM records get their own table and
-/// plot ([`DEQUANT_PLOT`]).
+/// plots ([`DEQUANT_PLOT`], and [`DEQUANT_BATCH_PLOT`] where a format was measured at several m).
 pub fn write_report(
     dir: &Path,
     records: &[Record],
@@ -495,11 +497,22 @@ pub fn write_report(
         let plotted =
             crate::harness::plot::write_dequant_plot(&dir.join(DEQUANT_PLOT), &dequant, device)
                 .map_err(std::io::Error::other)?;
-        let figure = if plotted {
+        let mut figure = if plotted {
             format!("![speedup over cuBLAS fp16 against bit width]({DEQUANT_PLOT})\n\n")
         } else {
             String::new()
         };
+        let batch_plotted = crate::harness::plot::write_dequant_batch_plot(
+            &dir.join(DEQUANT_BATCH_PLOT),
+            &dequant,
+            device,
+        )
+        .map_err(std::io::Error::other)?;
+        if batch_plotted {
+            figure += &format!(
+                "![speedup over cuBLAS fp16 against batch size]({DEQUANT_BATCH_PLOT})\n\n"
+            );
+        }
         markdown += &format!(
             "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up (at least 50 ms of it), the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape, on the same weights expanded to fp16, its launches alternating with the kernel's (so both see the same clocks and temperature).\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
             dequant_markdown_table(&dequant)

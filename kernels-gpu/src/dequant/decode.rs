@@ -28,9 +28,40 @@
 //! 1.97×. Below 4 bits the instruction count per weight and the per-chunk barrier, not the
 //! bytes, set the time (u1: 82–91 µs). `docs/dequant.md` has the full sweep and the analysis.
 //!
+//! ## Batched decode (m = 17–256): the same kernel with 64-row tiles
+//!
+//! **Idea.** Past 16 rows the decode kernel would stream the weights once per 16 rows. With
+//! [`BATCHED`] = 4 m16 tiles per block (64-row output tiles) every decoded weight serves 64 rows:
+//! the weights stream once per 64 rows, and the decoding work per product falls by four. The
+//! pipeline, work split and hand-over are the decode kernel's; what changes:
+//! * **`dequant_batched_*` (any GPU, `mma.sync`)**: four A fragments per k16 tile, each decoded
+//!   pair feeding four `mma`. The weights are scaled in fp16 as they are decoded (`fp16(value ·
+//!   scale)`, as prefill uses them): per-group fp32 sums for 64 rows would need 64 more
+//!   registers than a thread has. One block per SM (up to 255 registers), 160 KiB of shared
+//!   memory at most (A100, Hopper; GPUs with about 100 KiB per block take prefill).
+//! * **`dequant_batched_wgmma_*` (Hopper)**: the product is computed transposed, `Cᵀ = Wᵀ·Aᵀ`,
+//!   so the decoded weights are `wgmma`'s register operand (M = 64 weight columns per
+//!   instruction) and the activations its shared-memory operand (N = the 64 rows, K-major,
+//!   which A in row-major order already is: stored in two 64-wide 128-byte-swizzle panels).
+//!   The pre-packed layout needs no change: a warp's B fragments of n8 tiles `2j` and `2j + 1`
+//!   are, register for register, the m16k16 A fragment of its 16 columns `16j …` of the warp
+//!   (`a = [b₂ⱼ[0], b₂ⱼ₊₁[0], b₂ⱼ[1], b₂ⱼ₊₁[1]]`), so each warpgroup issues two
+//!   `wgmma.m64n64k16` per k16 tile, with up to four k-tiles queued while its warps decode the
+//!   next. The last `wgmma` of a chunk runs on across the barrier: the copies run one chunk
+//!   less ahead, so the stage it reads is never the one being refilled.
+//!
+//! **Measured** (H100, `docs/results/h100-dequant-batched`, u4, group 128): at m = 64, 1.57–1.93×
+//! cuBLAS fp16 at the 70B-sized layers (8192 × 28672, 28672 × 8192, 8192 × 57344) and 0.94–1.08×
+//! at 4096 × 14336 / 14336 × 4096, where the expand-then-GEMM path it replaces ran at 0.47×; at
+//! m = 128 0.82–1.06×; at m = 256 0.51–0.60×. What limits it: `wgmma` with N = 64 and the
+//! weights from registers runs well below the tensor cores' rate (about 90 cycles per
+//! instruction where 32 is the peak), and the 64-row tiles cost the same at m = 17.
+//!
 //! Launch: 256 threads (8 warps × 32 columns), a 1-D grid of any size up to the number of
-//! units (the host launches two blocks per SM, what fits at a time), [`shared_bytes`]`(bits)`
-//! of dynamic shared memory. A is `m × k_pad` fp16 (zeros past k).
+//! units (the host launches as many as fit at a time: two blocks per SM for decode, one for
+//! batched), [`shared_bytes`]`(bits, m_tiles)` of dynamic shared memory
+//! (`batched_wgmma_shared_bytes(bits)` for the Hopper form). A is `m × k_pad` fp16 (zeros past
+//! k).
 
 use super::packed::{
     BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, NINE_SIXTY, PairConstants, WARP_COLUMNS, WARPS,
