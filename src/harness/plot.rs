@@ -15,6 +15,7 @@
 
 use crate::harness::report::Record;
 use plotters::coord::Shift;
+use plotters::coord::combinators::WithKeyPoints;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::element::DashedPathElement;
 use plotters::prelude::*;
@@ -781,6 +782,63 @@ pub fn write_percent_plot(path: &Path, records: &[Record], device: &str) -> Resu
     Ok(true)
 }
 
+/// A dequant plot panel: linear x, log-scale speedup.
+type SpeedupChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<LinearTicks, WithKeyPoints<LogCoord<f64>>>>;
+
+/// The chart of one panel of the dequant plots: `caption` above, linear x ticks at `x_ticks`
+/// (labelled by `x_label`), speedup over cuBLAS fp16 on a log scale, and parity with cuBLAS (1×)
+/// drawn in grey.
+#[allow(clippy::too_many_arguments)]
+fn speedup_panel<'a, 'b>(
+    root: &Canvas<'b>,
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    caption: String,
+    x_range: std::ops::Range<f64>,
+    x_ticks: Vec<f64>,
+    x_desc: &str,
+    x_label: &dyn Fn(&f64) -> String,
+    y_range: std::ops::Range<f64>,
+    y_ticks: Vec<f64>,
+) -> Result<SpeedupChart<'a, 'b>, String> {
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 18))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(52)
+        .build_cartesian_2d(
+            LinearTicks {
+                range: x_range.clone(),
+                ticks: x_ticks,
+            },
+            y_range.log_scale().with_key_points(y_ticks),
+        )
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc("speedup over cuBLAS fp16 (log scale)")
+        .x_label_formatter(x_label)
+        .y_label_formatter(&|y| format!("{y}×"))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .light_line_style(RGBColor(242, 242, 242))
+        .label_style(("sans-serif", 13))
+        .draw()
+        .map_err(err)?;
+    let parity = [
+        chart.backend_coord(&(x_range.start, 1.0)),
+        chart.backend_coord(&(x_range.end, 1.0)),
+    ];
+    let parity_look = Look {
+        color: GREY,
+        marker: Marker::None,
+        width: 1,
+        dash: None,
+    };
+    draw_path(root, &parity, &parity_look)?;
+    Ok(chart)
+}
+
 /// x position of a bit width in the dequant plot: 1–8 at their values, 16 (fp16 weights) just
 /// past a gap, so the axis does not spend half its width on widths nobody measures.
 fn bits_slot(bits: u32) -> f64 {
@@ -924,42 +982,24 @@ pub fn write_dequant_plot(path: &Path, records: &[Record], device: &str) -> Resu
         let area = root
             .clone()
             .shrink((col * panel_w, title_h + row * chart_h), (panel_w, chart_h));
-        let mut chart = ChartBuilder::on(&area)
-            .caption(format!("k = {k}, n = {n}"), ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(52)
-            .build_cartesian_2d(
-                LinearTicks {
-                    range: x_range.clone(),
-                    ticks: x_ticks.clone(),
-                },
-                y_range.clone().log_scale().with_key_points(y_ticks.clone()),
-            )
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("bits per weight")
-            .y_desc("speedup over cuBLAS fp16 (log scale)")
-            .x_label_formatter(&|x| {
-                if *x > 8.5 {
-                    "16".to_string()
-                } else {
-                    format!("{x:.0}")
-                }
-            })
-            .y_label_formatter(&|y| format!("{y}×"))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .light_line_style(RGBColor(242, 242, 242))
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(err)?;
-        // Parity with cuBLAS.
-        let parity = [
-            chart.backend_coord(&(x_range.start, 1.0)),
-            chart.backend_coord(&(x_range.end, 1.0)),
-        ];
-        draw_path(&root, &parity, &parity_look)?;
+        let bits_label = |x: &f64| {
+            if *x > 8.5 {
+                "16".to_string()
+            } else {
+                format!("{x:.0}")
+            }
+        };
+        let chart = speedup_panel(
+            &root,
+            &area,
+            format!("k = {k}, n = {n}"),
+            x_range.clone(),
+            x_ticks.clone(),
+            "bits per weight",
+            &bits_label,
+            y_range.clone(),
+            y_ticks.clone(),
+        )?;
         // A widths slot per measured width, `None` where one is missing, so lines break at
         // gaps (and always between 8 and 16 bits).
         let points = |series: &BitsSeries, shift: f64| -> Vec<Option<Pixel>> {
@@ -1124,35 +1164,17 @@ pub fn write_dequant_batch_plot(
         let area = root
             .clone()
             .shrink((col * panel_w, title_h + row * chart_h), (panel_w, chart_h));
-        let mut chart = ChartBuilder::on(&area)
-            .caption(format!("k = {k}, n = {n}"), ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(52)
-            .build_cartesian_2d(
-                LinearTicks {
-                    range: x_range.clone(),
-                    ticks: x_ticks.clone(),
-                },
-                y_range.clone().log_scale().with_key_points(y_ticks.clone()),
-            )
-            .map_err(err)?;
-        chart
-            .configure_mesh()
-            .x_desc("m (rows of activations, log scale)")
-            .y_desc("speedup over cuBLAS fp16 (log scale)")
-            .x_label_formatter(&|x| format!("{}", 2f64.powf(*x).round()))
-            .y_label_formatter(&|y| format!("{y}×"))
-            .bold_line_style(RGBColor(215, 215, 215))
-            .light_line_style(RGBColor(242, 242, 242))
-            .label_style(("sans-serif", 13))
-            .draw()
-            .map_err(err)?;
-        let parity = [
-            chart.backend_coord(&(x_range.start, 1.0)),
-            chart.backend_coord(&(x_range.end, 1.0)),
-        ];
-        draw_path(&root, &parity, &parity_look)?;
+        let chart = speedup_panel(
+            &root,
+            &area,
+            format!("k = {k}, n = {n}"),
+            x_range.clone(),
+            x_ticks.clone(),
+            "m (rows of activations, log scale)",
+            &|x: &f64| format!("{}", 2f64.powf(*x).round()),
+            y_range.clone(),
+            y_ticks.clone(),
+        )?;
         for (i, format) in formats.iter().enumerate() {
             if let Some(series) = measured[&(n, k)].get(format) {
                 let points: Vec<Option<Pixel>> = series
