@@ -12,7 +12,9 @@ use rust_gemm::GemmShape;
 use rust_gemm::check::cpu::{random_matrix, reference_gemm};
 use rust_gemm::check::verify::{ErrorModel, compare_with_model};
 use rust_gemm::harness::gpu::Gpu;
-use rust_gemm::quant::fast::{FastWeights, Path, Scratch, entries, launch, rounds_weights};
+use rust_gemm::quant::fast::{
+    FastWeights, Path, Scratch, entries, launch, launch_decode_kernel, rounds_weights,
+};
 use rust_gemm::quant::format::{Quantized, WeightFormat, quantize};
 use rust_gemm::quant::prepack::Prepacked;
 
@@ -28,6 +30,20 @@ fn check(
     blocks: Option<usize>,
     seed: u64,
 ) -> Option<String> {
+    check_kernel(gpu, quantized, m, path, false, blocks, seed)
+}
+
+/// [`check`], or with `wide` the batched kernel's wide form (128-row tiles) whatever the shape
+/// (on `blocks`, default 2), where the module has it for the format.
+fn check_kernel(
+    gpu: &Gpu,
+    quantized: &Quantized,
+    m: usize,
+    path: Path,
+    wide: bool,
+    blocks: Option<usize>,
+    seed: u64,
+) -> Option<String> {
     let (n, k) = (quantized.n, quantized.k);
     let weights = FastWeights::upload(gpu, &Prepacked::new(quantized).unwrap()).unwrap();
     let a_host = half_matrix(m * k, seed);
@@ -37,9 +53,21 @@ fn check(
     let mut c = gpu.upload_raw(&vec![0x7E00u16; m * n]).unwrap();
     let mut scratch = Scratch::default();
     // Twice: the second call checks that shared tiles leave the workspace and counters clean.
+    let wide_kernel = if wide {
+        Some(weights.wide_batched_kernel(gpu)?)
+    } else {
+        None
+    };
     for _ in 0..2 {
         gpu.poison(&mut c).unwrap();
-        launch(gpu, path, &a, &weights, &mut c, m, blocks, &mut scratch).unwrap();
+        match wide_kernel {
+            Some(kernel) => {
+                let blocks = blocks.unwrap_or(2);
+                launch_decode_kernel(gpu, kernel, &a, &weights, &mut c, m, blocks, &mut scratch)
+            }
+            None => launch(gpu, path, &a, &weights, &mut c, m, blocks, &mut scratch),
+        }
+        .unwrap();
     }
     let out: Vec<f32> = gpu
         .download_raw(&c)
@@ -104,7 +132,8 @@ fn decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split() {
 fn batched_decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split() {
     // The 64-row blocks: one whole block; ragged m (one row past a block) and n with two groups
     // per chunk; ragged k with per-channel scales and a block mostly past m; three row blocks
-    // with tiles split unevenly.
+    // with tiles split unevenly. On Hopper, m > 64 takes the wide form (128-row tiles) for the
+    // integer formats: 65 and 150 exercise it.
     let cases: [Case; 4] = [
         (64, 256, 512, &[32, 64, 128, 512], &[Some(1), Some(3), None]),
         (65, 67, 384, &[64, 128], &[Some(1), Some(2)]),
@@ -112,6 +141,56 @@ fn batched_decode_kernel_matches_the_cpu_for_every_format_group_shape_and_split(
         (150, 520, 256, &[32], &[Some(5), Some(7), None]),
     ];
     check_decode_cases(Path::Batched, &cases);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn wide_batched_kernel_matches_the_cpu_for_integer_formats() {
+    // The wide form (128-row tiles, Hopper, integer codes), which dispatch takes only for
+    // large m and layers, forced at the batched cases' shapes: one tile mostly past m, m past
+    // one tile, and tiles split between blocks.
+    let gpu = open_gpu();
+    if gpu.ptx_target() != "sm_90a" {
+        eprintln!("SKIPPED: the wide batched kernel is in the Hopper module only");
+        return;
+    }
+    let cases: [(usize, usize, usize, usize, Option<usize>); 4] = [
+        (64, 256, 512, 128, Some(1)),
+        (65, 67, 384, 64, Some(2)),
+        (17, 33, 131, 131, None),
+        (150, 520, 256, 32, Some(5)),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (case, &(m, n, k, group, blocks)) in cases.iter().enumerate() {
+        for (f, &(format, zeros)) in formats().iter().enumerate() {
+            if !matches!(format, WeightFormat::Unsigned(_) | WeightFormat::Signed(_)) {
+                continue;
+            }
+            let seed = 7000 + 1000 * case as u64 + 10 * f as u64;
+            let quantized =
+                quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
+            checked += 1;
+            failures.extend(check_kernel(
+                &gpu,
+                &quantized,
+                m,
+                Path::Batched,
+                true,
+                blocks,
+                seed + 1,
+            ));
+        }
+    }
+    eprintln!(
+        "{checked} wide batched cases checked, {} failed",
+        failures.len()
+    );
+    assert!(
+        checked > 0 && failures.is_empty(),
+        "{}",
+        failures.join("\n")
+    );
 }
 
 /// Runs every format over `cases` on the decode kernel of `path` and fails with the list of
@@ -176,8 +255,9 @@ fn prefill_path_matches_the_cpu_for_every_format() {
 fn every_fast_entry_loads() {
     let gpu = open_gpu();
     for entry in entries() {
-        // The batched kernel's wgmma form is in the Hopper module only.
-        if entry.contains("wgmma") && gpu.ptx_target() != "sm_90a" {
+        // The batched kernel's wgmma forms are in the Hopper module only.
+        let hopper_only = entry.contains("wgmma") || entry.starts_with("dequant_batched128_");
+        if hopper_only && gpu.ptx_target() != "sm_90a" {
             continue;
         }
         assert!(gpu.entries().iter().any(|e| e == entry), "{entry} missing");

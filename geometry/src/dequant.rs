@@ -40,6 +40,9 @@ pub const DECODE_TILE_M: u32 = 16;
 /// m16 tiles per batched-decode block: 64 rows of A share every weight the block decodes, so the
 /// weights stream from memory once per 64 rows instead of once per 16.
 pub const BATCHED_M_TILES: u32 = 4;
+/// m16 tiles per block of the wide batched-decode kernel (Hopper, integer formats, m > 64):
+/// 128 rows, so that each `wgmma` covers N = 128 rows and the weights are decoded once per 128.
+pub const WIDE_BATCHED_M_TILES: u32 = 8;
 /// Blocks per SM the batched-decode kernel is built for: its accumulators for 64 rows (128 fp32
 /// registers with the per-group sums) need more than the 128 registers two blocks would allow.
 pub const BATCHED_MIN_BLOCKS_PER_SM: u32 = 1;
@@ -66,12 +69,16 @@ pub const fn decode_stage_bytes(bits: u32, m_tiles: u32) -> u32 {
 ///
 /// Batched (one block per SM): the same 64 KiB in flight per SM from the one block, within 160
 /// KiB, which the A100 (163 KiB per block) and the H100 (227 KiB) have; GPUs with about 100 KiB
-/// per block (sm_86, sm_89, sm_120) do not run it (the host checks).
+/// per block (sm_86, sm_89, sm_120) do not run it (the host checks). The wide form
+/// ([`WIDE_BATCHED_M_TILES`], Hopper only): within 220 KiB.
 pub const fn decode_stages(bits: u32, m_tiles: u32) -> u32 {
     let (in_flight, budget) = if m_tiles == 1 {
         (32 * 1024u32, 96 * 1024)
-    } else {
+    } else if m_tiles <= BATCHED_M_TILES {
         (64 * 1024u32, 160 * 1024)
+    } else {
+        // The wide (Hopper-only) form: its 32 KiB A tiles need the H100's room for 3–5 stages.
+        (64 * 1024u32, 220 * 1024)
     };
     let weights = WARPS * loads(bits) * 512;
     let wanted = 1 + in_flight.div_ceil(weights);
@@ -92,11 +99,11 @@ pub const fn decode_shared_bytes(bits: u32, m_tiles: u32) -> u32 {
     decode_stages(bits, m_tiles) * decode_stage_bytes(bits, m_tiles) + DECODE_FLAG_BYTES
 }
 
-/// Dynamic shared memory of one batched-decode block of the Hopper (`wgmma`) form: the stages
-/// of [`decode_shared_bytes`]`(bits, BATCHED_M_TILES)` plus 1 KiB to start them on the 1 024-byte
+/// Dynamic shared memory of one batched-decode block of the Hopper (`wgmma`) form with `m_tiles`
+/// m16 tiles: the stages of [`decode_shared_bytes`]`(bits, m_tiles)` plus 1 KiB to start them on the 1 024-byte
 /// boundary that `wgmma`'s 128-byte swizzle needs.
-pub const fn batched_wgmma_shared_bytes(bits: u32) -> u32 {
-    decode_shared_bytes(bits, BATCHED_M_TILES) + 1024
+pub const fn batched_wgmma_shared_bytes(bits: u32, m_tiles: u32) -> u32 {
+    decode_shared_bytes(bits, m_tiles) + 1024
 }
 
 /// Bytes per row of the expand kernel's shared tile: 256 halves plus 16 bytes, so that the 8

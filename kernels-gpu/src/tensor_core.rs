@@ -384,6 +384,38 @@ pub unsafe fn wgmma_m64n64k16_f16_register_a(acc: &mut [f32; 32], a: &[u32; 4], 
     });
 }
 
+/// [`wgmma_m64n64k16_f16_register_a`] on a 64×128×16 tile (N = 128: 64 accumulators, same
+/// fragment layouts).
+///
+/// # Safety
+/// That of [`wgmma_m64n64k16_f16_register_a`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n128k16_f16_register_a(acc: &mut [f32; 64], a: &[u32; 4], b: u64) {
+    seq!(i in 0..64 {
+        unsafe {
+            core::arch::asm!(
+            "{{ .reg .pred accumulate;",
+            "setp.eq.b32 accumulate, 1, 1;",
+            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{",
+            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
+            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, ",
+            "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, ",
+            "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}",
+            // scale-d (true: accumulate), imm-scale-a, imm-scale-b, imm-trans-b.
+            "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, accumulate, 1, 1, 0; }}",
+                #(inout(reg32) acc[i],)*
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b,
+                options(nostack),
+            )
+        };
+    });
+}
+
 /// [`wgmma_m64n256k16_f16`] on a 64×128×16 tile: the accumulators are `acc[0..64]` (the rest
 /// is untouched), same fragment layout.
 ///

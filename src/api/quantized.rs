@@ -173,7 +173,7 @@ impl QuantizedWeights {
         match self.path(gemm, m) {
             path @ (Path::Decode | Path::Batched) => {
                 fast::launch_decode(runtime, path, x, &self.weights, y, m, None, &mut scratch)?;
-                gemm.queued(self.weights.decode_entry(runtime, path).0);
+                gemm.queued(self.weights.decode_kernel(runtime, path, m).entry);
                 Ok(())
             }
             // The expanded weights go through the library's own dispatch (TMA + wgmma where

@@ -19,6 +19,12 @@ use gemm_geometry::dequant;
 pub const DECODE_MAX_M: usize = 16;
 /// Largest m the batched-decode kernel is chosen for by default; above it, prefill.
 pub const BATCHED_MAX_M: usize = 256;
+/// Fewest weights (k·n) for which batched decode takes its wide form at m > 128. Measured on
+/// the H100 (u4, group 128): at m = 256 the wide form took 277–290 µs against 375–392 µs at
+/// k × n = 8192 × 28672 and 28672 × 8192, and 548 against 749 µs at 8192 × 57344, but 131–132
+/// against 105–110 µs at 4096 × 14336 and 14336 × 4096 (and at m = 128 it won only at 8192 ×
+/// 57344, by 8%; at m = 65 it lost everywhere).
+pub const WIDE_MIN_WEIGHTS: usize = 1 << 27;
 /// Rows of A per m16 tile (`gemm_geometry::dequant::DECODE_TILE_M`).
 const TILE_M: usize = dequant::DECODE_TILE_M as usize;
 
@@ -107,6 +113,18 @@ const BATCHED_WGMMA_ENTRIES: [&str; 18] = [
     "dequant_batched_wgmma_wide_float6",
     "dequant_batched_wgmma_wide_float7",
     "dequant_batched_wgmma_wide_float8",
+];
+/// The batched kernel's wide Hopper form (128-row tiles, for m > 64), integer codes only
+/// (`SUFFIXES`' first eight entries).
+const WIDE_BATCHED_ENTRIES: [&str; 8] = [
+    "dequant_batched128_int1",
+    "dequant_batched128_int2",
+    "dequant_batched128_int3",
+    "dequant_batched128_int4",
+    "dequant_batched128_int5",
+    "dequant_batched128_int6",
+    "dequant_batched128_int7",
+    "dequant_batched128_int8",
 ];
 const EXPAND_ENTRIES: [&str; 19] = [
     "dequant_expand_int1",
@@ -234,25 +252,57 @@ pub struct FastWeights {
 }
 
 impl FastWeights {
-    /// The decode kernel's entry point for these weights on `path` (`Decode` or `Batched`) and
-    /// the dynamic shared memory it is launched with: batched decode takes its Hopper form
-    /// (`wgmma`) where `gpu`'s module has it.
-    pub fn decode_entry(&self, gpu: &Runtime, path: Path) -> (&'static str, usize) {
+    /// The decode kernel for these weights on `path` (`Decode` or `Batched`) with `m` rows:
+    /// batched decode takes its Hopper form (`wgmma`) where `gpu`'s module has it, and with
+    /// integer codes, m > 128 and at least [`WIDE_MIN_WEIGHTS`] weights its wide form (128-row
+    /// tiles), where that measured faster.
+    pub fn decode_kernel(&self, gpu: &Runtime, path: Path, m: usize) -> DecodeKernel {
         let bits = self.bits();
+        let has = |entry: &str| gpu.entries().iter().any(|e| e == entry);
+        let hopper = |entry: &'static str, m_tiles: u32| DecodeKernel {
+            entry,
+            shared_bytes: dequant::batched_wgmma_shared_bytes(bits, m_tiles) as usize,
+            m_tiles,
+        };
         match path {
-            Path::Batched => match BATCHED_WGMMA_ENTRIES.get(self.entry) {
-                Some(&entry) if gpu.entries().iter().any(|e| e == entry) => {
-                    (entry, dequant::batched_wgmma_shared_bytes(bits) as usize)
+            Path::Batched => match (
+                WIDE_BATCHED_ENTRIES.get(self.entry),
+                BATCHED_WGMMA_ENTRIES.get(self.entry),
+            ) {
+                (Some(&wide), _) if m > 128 && self.k * self.n >= WIDE_MIN_WEIGHTS && has(wide) => {
+                    hopper(wide, dequant::WIDE_BATCHED_M_TILES)
                 }
-                _ => (
-                    BATCHED_ENTRIES[self.entry],
-                    decode_shared_bytes(bits, Path::Batched),
-                ),
+                (_, Some(&entry)) if has(entry) => hopper(entry, dequant::BATCHED_M_TILES),
+                _ => DecodeKernel {
+                    entry: BATCHED_ENTRIES[self.entry],
+                    shared_bytes: decode_shared_bytes(bits, Path::Batched),
+                    m_tiles: dequant::BATCHED_M_TILES,
+                },
             },
-            Path::Decode | Path::Prefill => {
-                (DECODE_ENTRIES[self.entry], decode_shared_bytes(bits, path))
-            }
+            Path::Decode | Path::Prefill => DecodeKernel {
+                entry: DECODE_ENTRIES[self.entry],
+                shared_bytes: decode_shared_bytes(bits, Path::Decode),
+                m_tiles: 1,
+            },
         }
+    }
+
+    /// The wide batched kernel (128-row tiles) for these weights, where `gpu`'s module has one
+    /// (Hopper, integer codes): what [`FastWeights::decode_kernel`] picks for large m and
+    /// layers, for tests that run it at any shape.
+    pub fn wide_batched_kernel(&self, gpu: &Runtime) -> Option<DecodeKernel> {
+        let entry = *WIDE_BATCHED_ENTRIES.get(self.entry)?;
+        gpu.entries()
+            .iter()
+            .any(|e| e == entry)
+            .then(|| DecodeKernel {
+                entry,
+                shared_bytes: dequant::batched_wgmma_shared_bytes(
+                    self.bits(),
+                    dequant::WIDE_BATCHED_M_TILES,
+                ) as usize,
+                m_tiles: dequant::WIDE_BATCHED_M_TILES,
+            })
     }
 
     /// The expansion kernel's entry point for these weights.
@@ -340,15 +390,25 @@ fn check_buffers<T: Fp16Bits>(
     check_activations(m, w.n, w.k, a.len(), c.len())
 }
 
-/// Output tiles along m of the decode kernel on `path`: blocks of `16 · path.m_tiles()` rows.
-fn row_tiles(m: usize, path: Path) -> usize {
-    m.div_ceil(TILE_M * path.m_tiles() as usize)
+/// One decode kernel: its entry, dynamic shared memory and m16 tiles per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DecodeKernel {
+    /// The kernel's entry point.
+    pub entry: &'static str,
+    /// Dynamic shared memory per block (the kernel traps if it is given less).
+    pub shared_bytes: usize,
+    /// m16 tiles per block: output tiles are `16·m_tiles × 256`.
+    pub m_tiles: u32,
 }
 
-/// The decode kernel's units of work on `path` (`Decode` or `Batched`): one chunk of k of one
-/// `16·m_tiles × 256` output tile each.
-pub fn decode_units(w: &FastWeights, m: usize, path: Path) -> usize {
-    row_tiles(m, path) * w.column_blocks() * w.k_chunks()
+/// Output tiles along m of a decode kernel with `m_tiles` m16 tiles per block.
+fn row_tiles(m: usize, m_tiles: u32) -> usize {
+    m.div_ceil(TILE_M * m_tiles as usize)
+}
+
+/// A decode kernel's units of work: one chunk of k of one `16·m_tiles × 256` output tile each.
+pub fn decode_units(w: &FastWeights, m: usize, m_tiles: u32) -> usize {
+    row_tiles(m, m_tiles) * w.column_blocks() * w.k_chunks()
 }
 
 /// Blocks of the decode kernel on `path` when none are asked for. Decode: with at least one
@@ -360,12 +420,13 @@ pub fn decode_units(w: &FastWeights, m: usize, path: Path) -> usize {
 /// (two per SM for decode, one for batched decode), each taking an equal share of the units,
 /// but no more than the units.
 pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize, path: Path) -> usize {
-    let tiles = row_tiles(m, path) * w.column_blocks();
+    let m_tiles = w.decode_kernel(gpu, path, m).m_tiles;
+    let tiles = row_tiles(m, m_tiles) * w.column_blocks();
     let sms = gpu.info().sm_count;
     if tiles >= sms && path == Path::Decode {
         tiles
     } else {
-        (path.blocks_per_sm() * sms).min(decode_units(w, m, path))
+        (path.blocks_per_sm() * sms).min(decode_units(w, m, m_tiles))
     }
 }
 
@@ -390,18 +451,47 @@ pub fn launch_decode<T: Fp16Bits>(
             reason: "is not a decode kernel (prefill goes through launch_prefill)".into(),
         });
     }
-    let (entry, shared_bytes) = w.decode_entry(gpu, path);
+    let kernel = w.decode_kernel(gpu, path, m);
+    let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m, path));
+    launch_decode_kernel(gpu, kernel, a, w, c, m, blocks, scratch)
+}
+
+/// Queues the decode kernel `kernel` (one of [`FastWeights::decode_kernel`]'s or
+/// [`FastWeights::wide_batched_kernel`]'s) on `blocks` blocks: what [`launch_decode`] does once
+/// it has chosen them.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_decode_kernel<T: Fp16Bits>(
+    gpu: &Runtime,
+    kernel: DecodeKernel,
+    a: &impl DevicePtr<T>,
+    w: &FastWeights,
+    c: &mut impl DevicePtrMut<T>,
+    m: usize,
+    blocks: usize,
+    scratch: &mut Scratch,
+) -> Result<(), GemmError> {
+    check_buffers(w, a, c, m)?;
+    let DecodeKernel {
+        entry,
+        shared_bytes,
+        m_tiles: tiles_per_block,
+    } = kernel;
+    let label = if tiles_per_block == 1 {
+        Path::Decode.label()
+    } else {
+        Path::Batched.label()
+    };
     let limit = gpu.info().max_shared_per_block;
     if shared_bytes > limit {
         return Err(GemmError::KernelRefused {
-            kernel: path.label(),
+            kernel: label,
             reason: format!(
                 "needs {shared_bytes} bytes of shared memory per block, and this device allows {limit}"
             ),
         });
     }
-    let m_tiles = row_tiles(m, path);
-    let units = decode_units(w, m, path);
+    let m_tiles = row_tiles(m, tiles_per_block);
+    let units = decode_units(w, m, tiles_per_block);
     if units > u32::MAX as usize / 2 {
         return Err(GemmError::GridTooLarge {
             rung: "dequant-decode",
@@ -410,7 +500,6 @@ pub fn launch_decode<T: Fp16Bits>(
             limit: u32::MAX as u64 / 2,
         });
     }
-    let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m, path));
     if blocks == 0 || blocks > units {
         return Err(GemmError::DecodeBlocks { blocks, units });
     }
@@ -603,6 +692,7 @@ pub fn entries() -> impl Iterator<Item = &'static str> {
         .iter()
         .chain(BATCHED_ENTRIES.iter())
         .chain(BATCHED_WGMMA_ENTRIES.iter())
+        .chain(WIDE_BATCHED_ENTRIES.iter())
         .chain(EXPAND_ENTRIES.iter())
         .copied()
 }
@@ -665,6 +755,9 @@ mod tests {
             if let Some(entry) = BATCHED_WGMMA_ENTRIES.get(i) {
                 assert_eq!(*entry, format!("dequant_batched_wgmma_{suffix}"));
             }
+            if let Some(entry) = WIDE_BATCHED_ENTRIES.get(i) {
+                assert_eq!(*entry, format!("dequant_batched128_{suffix}"));
+            }
             assert_eq!(EXPAND_ENTRIES[i], format!("dequant_expand_{suffix}"));
         }
     }
@@ -679,8 +772,12 @@ mod tests {
             let batched = decode_shared_bytes(bits, Path::Batched);
             assert!(batched <= 163 * 1024, "{bits} bits batched: {batched}");
             // Its Hopper form within the H100's 227 KiB.
-            let wgmma = dequant::batched_wgmma_shared_bytes(bits) as usize;
+            let wgmma = dequant::batched_wgmma_shared_bytes(bits, 4) as usize;
             assert!(wgmma <= 227 * 1024, "{bits} bits batched wgmma: {wgmma}");
+            let wide = dequant::batched_wgmma_shared_bytes(bits, 8) as usize;
+            assert!(wide <= 227 * 1024, "{bits} bits wide: {wide}");
+            // Deep enough for the wgmma forms, which copy `stages − 2` chunks ahead.
+            assert!(dequant::decode_stages(bits, 8) >= 3, "{bits} bits wide");
             assert!(expand_shared_bytes(bits) <= 113 * 1024);
         }
     }

@@ -50,10 +50,15 @@
 //!   next. The last `wgmma` of a chunk runs on across the barrier: the copies run one chunk
 //!   less ahead, so the stage it reads is never the one being refilled.
 //!
+//! * **`dequant_batched128_int*` (Hopper, integer codes)**: the `wgmma` form with 8 m16 tiles
+//!   (`wgmma.m64n128k16`, 128-row tiles), which the host takes for m > 128 at large layers only
+//!   (where it measured faster).
+//!
 //! **Measured** (H100, `docs/results/h100-dequant-batched`, u4, group 128): at m = 64, 1.57–1.93×
 //! cuBLAS fp16 at the 70B-sized layers (8192 × 28672, 28672 × 8192, 8192 × 57344) and 0.94–1.08×
 //! at 4096 × 14336 / 14336 × 4096, where the expand-then-GEMM path it replaces ran at 0.47×; at
-//! m = 128 0.82–1.06×; at m = 256 0.51–0.60×. What limits it: `wgmma` with N = 64 and the
+//! m = 128 0.82–1.06×; at m = 256 0.51–0.60× (0.65–0.68× at the large layers in the 128-row
+//! form). What limits it: `wgmma` with N = 64 and the
 //! weights from registers runs well below the tensor cores' rate (about 90 cycles per
 //! instruction where 32 is the peak), and the 64-row tiles cost the same at m = 17.
 //!
@@ -76,6 +81,7 @@ use crate::device::{
 use crate::tensor_core::{
     fence_shared_for_async_proxy, pin_accumulators, swizzled_descriptor, warpgroup_commit,
     warpgroup_fence, warpgroup_wait, wgmma_m64n64k16_f16_register_a,
+    wgmma_m64n128k16_f16_register_a,
 };
 use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
 use seq_macro::seq;
@@ -84,7 +90,8 @@ pub use gemm_geometry::dequant::decode_shared_bytes as shared_bytes;
 use gemm_geometry::dequant::{
     BATCHED_M_TILES as BATCHED, BATCHED_MIN_BLOCKS_PER_SM as BATCHED_BLOCKS,
     DECODE_GROUP_BYTES as GROUP_BYTES, DECODE_TILE_M as TILE_M, MIN_BLOCKS_PER_SM, THREADS,
-    batched_wgmma_shared_bytes, decode_stage_bytes as stage_bytes, decode_stages as stages,
+    WIDE_BATCHED_M_TILES, batched_wgmma_shared_bytes, decode_stage_bytes as stage_bytes,
+    decode_stages as stages,
 };
 
 /// Byte offset of 16-byte piece `piece` of row `row` in A's stage tile (rows of `2·chunk_k`
@@ -108,18 +115,19 @@ fn swizzled_a_offset(row: u32, piece: u32, block_rows: u32) -> u32 {
     (piece / 8) * block_rows * 128 + row * 128 + ((piece % 8) ^ (row % 8)) * 16
 }
 
-/// The wgmma form's two m64n64 accumulator sets (one per group of 16 columns of each warp),
-/// stored in the same 64 registers as four m16 tiles' `mma` accumulators.
+/// The wgmma form's two accumulator sets of `HALF` registers (m64n64: 32, m64n128: 64; one set
+/// per group of 16 columns of each warp), stored in the registers of the `mma` form's
+/// accumulators for `M_TILES` m16 tiles.
 #[inline(always)]
-fn wgmma_view<const M_TILES: usize>(
+fn wgmma_view<const M_TILES: usize, const HALF: usize>(
     acc: &mut [[[f32; 4]; N_TILES]; M_TILES],
-) -> &mut [[f32; 32]; 2] {
-    // (A compile-time constant: only the four-tile instances, which hold 64, call it.)
-    if M_TILES * N_TILES * 4 < 64 {
+) -> &mut [[f32; HALF]; 2] {
+    // (A compile-time constant: only the instances whose sizes match call it.)
+    if M_TILES * N_TILES * 4 != 2 * HALF {
         trap();
     }
-    // SAFETY: both are arrays of f32 (alignment 4), and the source holds at least 64.
-    unsafe { &mut *(acc as *mut [[[f32; 4]; N_TILES]; M_TILES] as *mut [[f32; 32]; 2]) }
+    // SAFETY: both are arrays of f32 (alignment 4) of the same size.
+    unsafe { &mut *(acc as *mut [[[f32; 4]; N_TILES]; M_TILES] as *mut [[f32; HALF]; 2]) }
 }
 
 /// The kernel's scalar arguments.
@@ -260,13 +268,15 @@ unsafe fn body<
     shape: Shape,
     constants: PairConstants,
 ) {
-    const { assert!(M_TILES == 1 || M_TILES == 2 || M_TILES == 4) };
+    const { assert!(M_TILES == 1 || M_TILES == 2 || M_TILES == 4 || M_TILES == 8) };
     // The wgmma form: 64 rows (the instruction's N), 128-row chunks (two 64-wide swizzle panels).
-    const { assert!(!WGMMA || (M_TILES == 4 && chunk_k(BITS) == 128)) };
+    // (The `mma.sync` form's loops cover up to 4 tiles; 8 is for the wgmma form only.)
+    const { assert!(WGMMA || M_TILES <= 4) };
+    const { assert!(!WGMMA || ((M_TILES == 4 || M_TILES == 8) && chunk_k(BITS) == 128)) };
     let stages = stages(BITS, M_TILES as u32);
     let stage_size = stage_bytes(BITS, M_TILES as u32);
     let needed = if WGMMA {
-        batched_wgmma_shared_bytes(BITS)
+        batched_wgmma_shared_bytes(BITS, M_TILES as u32)
     } else {
         shared_bytes(BITS, M_TILES as u32)
     };
@@ -358,7 +368,7 @@ unsafe fn body<
     |step: u32| {
         if step < steps {
             let stage = smem + (step % stages) * stage_size;
-            seq!(r in 0..4 {
+            seq!(r in 0..8 {
                 let tile_row = a_row + r * a_rows_per_round;
                 if r < a_rounds && tile_row < block_rows {
                     let row = next.m_tile * block_rows + tile_row;
@@ -524,11 +534,19 @@ unsafe fn body<
                         ];
                         let panel = stage + (kt / 4) * block_rows * 128 + (kt % 4) * 32;
                         let activations = swizzled_descriptor(panel, 16, 1024);
-                        let halves = wgmma_view(&mut acc);
                         warpgroup_fence();
-                        unsafe {
-                            wgmma_m64n64k16_f16_register_a(&mut halves[0], &fragments[0], activations);
-                            wgmma_m64n64k16_f16_register_a(&mut halves[1], &fragments[1], activations);
+                        if M_TILES == 4 {
+                            let halves = wgmma_view::<M_TILES, 32>(&mut acc);
+                            unsafe {
+                                wgmma_m64n64k16_f16_register_a(&mut halves[0], &fragments[0], activations);
+                                wgmma_m64n64k16_f16_register_a(&mut halves[1], &fragments[1], activations);
+                            }
+                        } else {
+                            let halves = wgmma_view::<M_TILES, 64>(&mut acc);
+                            unsafe {
+                                wgmma_m64n128k16_f16_register_a(&mut halves[0], &fragments[0], activations);
+                                wgmma_m64n128k16_f16_register_a(&mut halves[1], &fragments[1], activations);
+                            }
                         }
                         warpgroup_commit();
                         // Up to four k-tiles in the tensor cores' queue; the fragments of the
@@ -592,9 +610,15 @@ unsafe fn body<
                 #[cfg(target_feature = "sm_90a")]
                 {
                     warpgroup_wait::<0>();
-                    let halves = wgmma_view(&mut acc);
-                    pin_accumulators::<32, 32>(&mut halves[0]);
-                    pin_accumulators::<32, 32>(&mut halves[1]);
+                    if M_TILES == 4 {
+                        let halves = wgmma_view::<M_TILES, 32>(&mut acc);
+                        pin_accumulators::<32, 32>(&mut halves[0]);
+                        pin_accumulators::<32, 32>(&mut halves[1]);
+                    } else {
+                        let halves = wgmma_view::<M_TILES, 64>(&mut acc);
+                        pin_accumulators::<64, 64>(&mut halves[0]);
+                        pin_accumulators::<64, 64>(&mut halves[1]);
+                    }
                 }
             }
             let tile_index = tile.m_tile * column_blocks + tile.column_block;
@@ -640,6 +664,44 @@ fn add_group(
     });
 }
 
+/// The wgmma form's part of [`finish_tile`]: accumulator `i` of set `j` is C's row `8·(i/4) +
+/// 2·(lane%4) + i%2` of the tile and column `32·warp + 16·j + lane/4 + 8·((i/2)%2)` of the block
+/// (`Cᵀ`'s layout), stored as one fp16 each (`shared_by == 1`) or added into the workspace.
+/// `place` is the tile's first row and the warp's first column; `out` is C, the workspace, m,
+/// n, n_pad and `shared_by`.
+///
+/// # Safety
+/// As [`finish_tile`].
+#[inline(always)]
+unsafe fn store_transposed<const HALF: usize>(
+    halves: &[[f32; HALF]; 2],
+    place: (u32, u32),
+    out: (*mut u16, *mut f32, u32, u32, u32, u32),
+) {
+    let (c, workspace, m, n, n_pad, shared_by) = out;
+    let lane = thread_x() % 32;
+    let row0 = place.0 + 2 * (lane % 4);
+    let col0 = place.1 + lane / 4;
+    seq!(j in 0..2 {
+        seq!(i in 0..64 {
+            if i < HALF {
+                let (row, col) = (row0 + 8 * (i / 4) + i % 2, col0 + 16 * j + 8 * ((i / 2) % 2));
+                let value = halves[j][i];
+                if row < m {
+                    if shared_by == 1 {
+                        if col < n {
+                            unsafe { *c.add(row as usize * n as usize + col as usize) = pack_f16x2(value, 0.0) as u16 };
+                        }
+                    } else {
+                        let at = workspace.wrapping_add(row as usize * n_pad as usize + col as usize);
+                        unsafe { add_f32(at, value) };
+                    }
+                }
+            }
+        });
+    });
+}
+
 /// Writes a block's sums for one output tile: straight to C as fp16 when the block computed
 /// all of its k (`shared_by == 1`), else added into the fp32 workspace; the last of the
 /// `shared_by` blocks to arrive converts the workspace's tile to fp16 and zeroes it.
@@ -673,25 +735,18 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
         // column `32·warp + 16·j + lane/4 + 8·((i/2)%2)` of the block (`Cᵀ`'s layout): one
         // fp16 (or one fp32 addition) each.
         let mut acc = *acc;
-        let halves = wgmma_view(&mut acc);
-        let col0 = column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + lane / 4;
-        let row0 = m_tile * block_rows + 2 * (lane % 4);
-        seq!(j in 0..2 {
-            seq!(i in 0..32 {
-                let (row, col) = (row0 + 8 * (i / 4) + i % 2, col0 + 16 * j + 8 * ((i / 2) % 2));
-                let value = halves[j][i];
-                if row < m {
-                    if shared_by == 1 {
-                        if col < n {
-                            unsafe { *c.add(row as usize * n as usize + col as usize) = pack_f16x2(value, 0.0) as u16 };
-                        }
-                    } else {
-                        let at = workspace.wrapping_add(row as usize * n_pad as usize + col as usize);
-                        unsafe { add_f32(at, value) };
-                    }
-                }
-            });
-        });
+        let place = (
+            m_tile * block_rows,
+            column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS,
+        );
+        let out = (c, workspace, m, n, n_pad, shared_by);
+        unsafe {
+            if M_TILES == 4 {
+                store_transposed::<32>(wgmma_view::<M_TILES, 32>(&mut acc), place, out);
+            } else {
+                store_transposed::<64>(wgmma_view::<M_TILES, 64>(&mut acc), place, out);
+            }
+        }
         if shared_by == 1 {
             return;
         }
@@ -823,6 +878,16 @@ macro_rules! decode_entry {
     (batched_wgmma $name:ident, $bits:expr, $kind:expr) => {
         decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, true);
     };
+    (wide_wgmma $name:ident, $bits:expr, $kind:expr) => {
+        decode_entry!(
+            $name,
+            $bits,
+            $kind,
+            WIDE_BATCHED_M_TILES,
+            BATCHED_BLOCKS,
+            true
+        );
+    };
     ($name:ident, $bits:expr, $kind:expr, $m_tiles:expr, $blocks_per_sm:expr, $wgmma:expr) => {
         crate::launch_bounds!($name, gemm_geometry::dequant::THREADS, $blocks_per_sm);
         /// Decode dequant-GEMM entry (see the module docs). Arguments: A (`m × k_pad` fp16),
@@ -944,4 +1009,14 @@ mod hopper {
     decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float6, 6, WIDE_FLOAT);
     decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float7, 7, WIDE_FLOAT);
     decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float8, 8, WIDE_FLOAT);
+    // The wide form (128-row tiles, N = 128) for m > 64, for the integer formats only: each
+    // entry is large, and the module's JIT time grows with every one.
+    decode_entry!(wide_wgmma dequant_batched128_int1, 1, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int2, 2, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int3, 3, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int4, 4, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int5, 5, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int6, 6, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int7, 7, INTEGER);
+    decode_entry!(wide_wgmma dequant_batched128_int8, 8, INTEGER);
 }
