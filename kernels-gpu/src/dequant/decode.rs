@@ -90,8 +90,7 @@ pub use gemm_geometry::dequant::decode_shared_bytes as shared_bytes;
 use gemm_geometry::dequant::{
     BATCHED_M_TILES as BATCHED, BATCHED_MIN_BLOCKS_PER_SM as BATCHED_BLOCKS,
     DECODE_GROUP_BYTES as GROUP_BYTES, DECODE_TILE_M as TILE_M, MIN_BLOCKS_PER_SM, THREADS,
-    WIDE_BATCHED_M_TILES, batched_wgmma_shared_bytes, decode_stage_bytes as stage_bytes,
-    decode_stages as stages,
+    batched_wgmma_shared_bytes, decode_stage_bytes as stage_bytes, decode_stages as stages,
 };
 
 /// Byte offset of 16-byte piece `piece` of row `row` in A's stage tile (rows of `2·chunk_k`
@@ -883,7 +882,7 @@ macro_rules! decode_entry {
             $name,
             $bits,
             $kind,
-            WIDE_BATCHED_M_TILES,
+            gemm_geometry::dequant::WIDE_BATCHED_M_TILES,
             BATCHED_BLOCKS,
             true
         );
