@@ -729,6 +729,8 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
     let thread = thread_x();
     let (warp, lane) = (thread / 32, thread % 32);
     let block_rows = TILE_M * M_TILES as u32;
+    // This block's sums: stored as fp16 when it computed the whole tile, else added into the
+    // workspace.
     if WGMMA {
         // Accumulator `i` of set `j` is C's row `8·(i/4) + 2·(lane%4) + i%2` of the tile and
         // column `32·warp + 16·j + lane/4 + 8·((i/2)%2)` of the block (`Cᵀ`'s layout): one
@@ -746,46 +748,37 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
                 store_transposed::<64>(wgmma_view::<M_TILES, 64>(&mut acc), place, out);
             }
         }
-        if shared_by == 1 {
-            return;
-        }
-    }
-    let col0 = column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + 2 * (lane % 4);
-    if WGMMA {
-        // Added into the workspace above.
-    } else if shared_by == 1 {
+    } else {
+        let col0 = column_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + 2 * (lane % 4);
         seq!(mt in 0..4 {
             if mt < M_TILES {
                 let (acc, row) = (&acc[mt], m_tile * block_rows + 16 * mt as u32 + lane / 4);
                 seq!(nt in 0..4 {
                     let col = col0 + 8 * nt;
-                    unsafe {
-                        store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[nt][0], acc[nt][1]));
-                        store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[nt][2], acc[nt][3]));
+                    if shared_by == 1 {
+                        unsafe {
+                            store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[nt][0], acc[nt][1]));
+                            store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[nt][2], acc[nt][3]));
+                        }
+                    } else {
+                        seq!(half in 0..2 {
+                            let r = row + 8 * half;
+                            if r < m {
+                                let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
+                                unsafe {
+                                    add_f32(at, acc[nt][2 * half]);
+                                    add_f32(at.wrapping_add(1), acc[nt][2 * half + 1]);
+                                }
+                            }
+                        });
                     }
                 });
             }
         });
+    }
+    if shared_by == 1 {
         return;
     }
-    seq!(mt in 0..4 {
-        if mt < M_TILES && !WGMMA {
-            let (acc, row) = (&acc[mt], m_tile * block_rows + 16 * mt as u32 + lane / 4);
-            seq!(nt in 0..4 {
-                let col = col0 + 8 * nt;
-                seq!(half in 0..2 {
-                    let r = row + 8 * half;
-                    if r < m {
-                        let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
-                        unsafe {
-                            add_f32(at, acc[nt][2 * half]);
-                            add_f32(at.wrapping_add(1), acc[nt][2 * half + 1]);
-                        }
-                    }
-                });
-            });
-        }
-    });
     fence_gpu();
     sync_threads();
     if thread == 0 {
