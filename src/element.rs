@@ -440,7 +440,8 @@ mod fp8_tests {
         let e4m3 = |c: u8| Fp8E4m3(c).to_f32();
         assert_eq!(e4m3(0x38), 1.0);
         assert_eq!(e4m3(0x7E), 448.0);
-        assert_eq!(e4m3(0x77), 240.0); // exponent field 14 with 111: where IEEE-style e4m3 would stop
+        // Exponent field 14 with mantissa 111: where an IEEE-style e4m3 would stop.
+        assert_eq!(e4m3(0x77), 240.0);
         assert_eq!(e4m3(0x78), 256.0); // exponent field 15 holds normal numbers in E4M3FN
         assert_eq!(e4m3(0x08), 2f32.powi(-6)); // smallest normal
         assert_eq!(e4m3(0x07), 7.0 * 2f32.powi(-9)); // largest subnormal
