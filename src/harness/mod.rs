@@ -3,6 +3,7 @@
 //! dispatch against cuBLAS on a public suite of shapes).
 
 pub mod bench;
+pub mod cublaslt;
 pub mod dequant_bench;
 pub mod gpu;
 pub mod plot;
