@@ -25,5 +25,6 @@ pub mod v15;
 pub mod v16;
 pub mod v17;
 pub mod v19;
+pub mod v20;
 
 pub use args::{Activation, GemmArgs};

@@ -1,5 +1,6 @@
 //! Element types of the library kernels on the device: `f32`, and fp16 and bf16 carried as
-//! their 16-bit patterns, with exact widening to f32 and round-to-nearest-even narrowing.
+//! their 16-bit patterns, with exact widening to f32 and round-to-nearest-even narrowing; and
+//! the FP8 operand types (e4m3, e5m2), which only `wgmma` reads.
 
 use core::arch::asm;
 
@@ -68,3 +69,16 @@ impl Element for Bf16 {
         Bf16(out)
     }
 }
+
+/// An FP8 E4M3 value as its bits (4 exponent bits, bias 7, 3 mantissa bits, no infinities,
+/// largest finite ±448): an operand type only, read by `wgmma … .e4m3` as it is stored.
+#[repr(transparent)]
+#[derive(Clone, Copy, Default)]
+pub struct E4m3(pub u8);
+
+/// An FP8 E5M2 value as its bits (5 exponent bits, bias 15, 2 mantissa bits, IEEE-style
+/// infinities and NaNs, largest finite ±57 344): an operand type only, read by
+/// `wgmma … .e5m2` as it is stored.
+#[repr(transparent)]
+#[derive(Clone, Copy, Default)]
+pub struct E5m2(pub u8);

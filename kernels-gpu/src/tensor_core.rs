@@ -500,19 +500,20 @@ macro_rules! wgmma_m64n256k16_asm {
     };
 }
 
-/// One `wgmma.mma_async` m64n256k8 with TF32 inputs and fp32 accumulators, both operands
-/// K-major (TF32 has no transposing form: the instruction takes no `imm-trans` arguments);
-/// `$dir` as in [`wgmma_m64n256k16_asm`].
+/// One `wgmma.mma_async` m64n256 with fp32 accumulators whose operands are both K-major and
+/// take no `imm-trans` arguments: `$form` is the shape and types, `"m64n256k8.f32.tf32.tf32"`
+/// or `"m64n256k32.f32.e4m3.e4m3"` (and the other FP8 pairs). TF32 and FP8 `wgmma` have no
+/// transposing form; `$dir` as in [`wgmma_m64n256k16_asm`].
 #[cfg(target_feature = "sm_90a")]
-macro_rules! wgmma_m64n256k8_tf32_asm {
-    ($dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident) => {
+macro_rules! wgmma_m64n256_k_major_asm {
+    ($form:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident) => {
         seq!(i in 0..128 {
             // SAFETY: the caller of the enclosing function upholds its contract.
             unsafe {
                 core::arch::asm!(
                 "{{ .reg .pred accumulate;",
                 "setp.ne.b32 accumulate, {scale_d}, 0;",
-                "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{",
+                concat!("wgmma.mma_async.sync.aligned.", $form, " {{"),
                 accumulators_128!(),
                 // scale-d (predicate), imm-scale-a, imm-scale-b.
                 "}}, {a}, {b}, accumulate, 1, 1; }}",
@@ -592,7 +593,7 @@ pub unsafe fn wgmma_m64n256k16_overwrite<const BF16: bool, const TRANS_B: u32>(
 #[inline(always)]
 pub unsafe fn wgmma_m64n256k8_tf32(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
     let scale_d = accumulate as u32;
-    wgmma_m64n256k8_tf32_asm!(inout, acc, a, b, scale_d);
+    wgmma_m64n256_k_major_asm!("m64n256k8.f32.tf32.tf32", inout, acc, a, b, scale_d);
 }
 
 /// [`wgmma_m64n256k8_tf32`] without accumulation, its accumulators outputs only (see
@@ -604,5 +605,51 @@ pub unsafe fn wgmma_m64n256k8_tf32(acc: &mut [f32; 128], a: u64, b: u64, accumul
 #[inline(always)]
 pub unsafe fn wgmma_m64n256k8_tf32_overwrite(acc: &mut [f32; 128], a: u64, b: u64) {
     let scale_d = 0u32;
-    wgmma_m64n256k8_tf32_asm!(out, acc, a, b, scale_d);
+    wgmma_m64n256_k_major_asm!("m64n256k8.f32.tf32.tf32", out, acc, a, b, scale_d);
+}
+
+/// `acc (+)= a · b` on a 64×256×32 tile for the whole warpgroup, asynchronously, with FP8
+/// operands (e5m2 when `E5M2`, else e4m3) and fp32 accumulators:
+/// `wgmma.mma_async.m64n256k32.f32.{e4m3,e5m2}.{e4m3,e5m2}`. Both descriptors must describe
+/// K-major tiles (A `[m, k]`, B `[n, k]`): FP8 `wgmma` cannot transpose. A k32 slice of FP8 is
+/// 32 bytes, like a k16 slice of fp16, so the descriptors of [`wgmma_m64n256k16`] with
+/// `B_K_MAJOR` serve unchanged. The fragment layout of `acc` and the meaning of `accumulate`
+/// are those of [`wgmma_m64n256k16_f16`].
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k32_fp8<const E5M2: bool>(
+    acc: &mut [f32; 128],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    let scale_d = accumulate as u32;
+    if E5M2 {
+        wgmma_m64n256_k_major_asm!("m64n256k32.f32.e5m2.e5m2", inout, acc, a, b, scale_d);
+    } else {
+        wgmma_m64n256_k_major_asm!("m64n256k32.f32.e4m3.e4m3", inout, acc, a, b, scale_d);
+    }
+}
+
+/// [`wgmma_m64n256k32_fp8`] without accumulation, its accumulators outputs only (see
+/// [`wgmma_m64n256k16_overwrite`]).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k32_fp8_overwrite<const E5M2: bool>(
+    acc: &mut [f32; 128],
+    a: u64,
+    b: u64,
+) {
+    let scale_d = 0u32;
+    if E5M2 {
+        wgmma_m64n256_k_major_asm!("m64n256k32.f32.e5m2.e5m2", out, acc, a, b, scale_d);
+    } else {
+        wgmma_m64n256_k_major_asm!("m64n256k32.f32.e4m3.e4m3", out, acc, a, b, scale_d);
+    }
 }

@@ -49,13 +49,14 @@ use crate::device::{
     block_x, block_z, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial,
     store2_or_partial, sync_threads, thread_x, trap,
 };
-use crate::element::{Bf16, Element, F16};
+use crate::element::{Bf16, E4m3, E5m2, Element, F16};
 use crate::epilogue::apply;
 use crate::pipeline::StageRing;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k8_tf32,
     wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16, wgmma_m64n256k16_overwrite,
+    wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
 };
 use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
@@ -117,11 +118,68 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
     unsafe { tma_wgmma::<E, B_NK, false, false>(&problem, maps, store) };
 }
 
-/// The operand element types of the TMA + `wgmma` GEMM: fp16 and bf16 (either B layout), and
-/// fp32 read as TF32 (B `[n, k]` only: TF32 `wgmma` reads both operands K-major).
-pub trait WgmmaElement: Element {
-    /// Elements of k per stage: one 128-byte swizzled row (64 for 16-bit types, 32 for fp32).
+/// The FP8 ladder rung's instance of [`tma_wgmma`] (v20): operands `O` ([`E4m3`] or [`E5m2`]),
+/// A `[m, k]` and B `[n, k]` behind 2-D tensor maps, `C = fp16(scale_a · scale_b · A·Bᵀ)`
+/// stored plainly (m×n, row-major). The tiles as in [`ladder_tma_wgmma`].
+///
+/// # Safety
+/// `maps` must hold the two tensor maps of `sgemm::v20_fp8_wgmma` for these `m`, `n`, `k`;
+/// `scales` must point to two readable f32 (`scale_a`, `scale_b`); `c` must hold `m·n` fp16
+/// values (4-byte aligned); the launch must be v18's.
+#[inline(always)]
+pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
+    c: *mut F16,
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u8,
+    scales: *const f32,
+) {
+    let problem = Problem::one(m, n, k);
+    // One register for the whole kernel: the product of the two per-tensor scales, applied to
+    // the fp32 accumulators before they are rounded to fp16 (as cuBLASLt applies its A and B
+    // scale pointers).
+    // SAFETY: the caller's contract (two readable f32).
+    let scale = unsafe { scales.read() * scales.add(1).read() };
+    let store = #[inline(always)]
+    |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
+        seq!(j in 0..32 {
+            let col = first_col + 8 * j;
+            // SAFETY: `store_dense_pair` skips elements outside the m×n matrix `c` (`col` is
+            // even).
+            unsafe {
+                F16::store_dense_pair(c, m, n, row, col, scale * acc[4 * j], scale * acc[4 * j + 1]);
+                F16::store_dense_pair(c, m, n, row + 8, col, scale * acc[4 * j + 2], scale * acc[4 * j + 3]);
+            }
+        });
+    };
+    // SAFETY: the caller's contract is the body's (B `[n, k]`, 2-D maps, one product).
+    unsafe { tma_wgmma::<O, true, false, false>(&problem, maps, store) };
+}
+
+/// The operand types of the TMA + `wgmma` GEMM: what a stage holds and which `wgmma` reads it.
+/// fp16 and bf16 (either B layout), fp32 read as TF32 and the FP8 types (B `[n, k]` only: TF32
+/// and FP8 `wgmma` read both operands K-major).
+pub trait WgmmaOperand {
+    /// Elements of k per stage: one 128-byte swizzled row (64 for 16-bit types, 32 for fp32,
+    /// 128 for FP8).
     const TILE_K: u32;
+    /// One `wgmma` on a 32-byte k-slice of each operand (k16 for 16-bit types, k8 for TF32,
+    /// k32 for FP8), with `imm-trans-b = TRANS_B` (TF32 and FP8: [`B_K_MAJOR`] only).
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool);
+    /// [`WgmmaOperand::mma`]'s output-only form (see [`wgmma_m64n256k16_overwrite`]).
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64);
+}
+
+/// The element types whose operands and results have the same type (fp16, bf16, fp32 as
+/// TF32): how a result pair is stored.
+pub trait WgmmaElement: Element + WgmmaOperand {
     /// Stores `low` and `high`, rounded to this type, at `at` and `at + 1` with one store.
     ///
     /// # Safety
@@ -144,17 +202,6 @@ pub trait WgmmaElement: Element {
         low: f32,
         high: f32,
     );
-    /// One `wgmma` on a 32-byte k-slice of each operand (k16 for 16-bit types, k8 for TF32),
-    /// with `imm-trans-b = TRANS_B` (TF32: [`B_K_MAJOR`] only).
-    ///
-    /// # Safety
-    /// That of [`wgmma_m64n256k16`].
-    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool);
-    /// [`WgmmaElement::mma`]'s output-only form (see [`wgmma_m64n256k16_overwrite`]).
-    ///
-    /// # Safety
-    /// That of [`wgmma_m64n256k16`].
-    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64);
 }
 
 /// A pair of 16-bit values as one 32-bit store.
@@ -166,8 +213,21 @@ unsafe fn store_packed<E>(at: *mut E, packed: u32) {
     unsafe { (at as *mut u32).write(packed) };
 }
 
-impl WgmmaElement for F16 {
+impl WgmmaOperand for F16 {
     const TILE_K: u32 = TILE_K;
+    #[inline(always)]
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k16::<false, TRANS_B>(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k16_overwrite::<false, TRANS_B>(acc, a, b) }
+    }
+}
+
+impl WgmmaElement for F16 {
     #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract.
@@ -188,20 +248,23 @@ impl WgmmaElement for F16 {
             store_f16x2_or_partial(c as *mut u16, rows, cols, row, col, pack_f16x2(low, high))
         }
     }
+}
+
+impl WgmmaOperand for Bf16 {
+    const TILE_K: u32 = TILE_K;
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
         // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16::<false, TRANS_B>(acc, a, b, accumulate) }
+        unsafe { wgmma_m64n256k16::<true, TRANS_B>(acc, a, b, accumulate) }
     }
     #[inline(always)]
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
         // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16_overwrite::<false, TRANS_B>(acc, a, b) }
+        unsafe { wgmma_m64n256k16_overwrite::<true, TRANS_B>(acc, a, b) }
     }
 }
 
 impl WgmmaElement for Bf16 {
-    const TILE_K: u32 = TILE_K;
     #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract.
@@ -222,20 +285,30 @@ impl WgmmaElement for Bf16 {
             store_f16x2_or_partial(c as *mut u16, rows, cols, row, col, pack_bf16x2(low, high))
         }
     }
+}
+
+impl WgmmaOperand for f32 {
+    const TILE_K: u32 = gemm_geometry::v19::TILE_K;
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+        if TRANS_B != B_K_MAJOR {
+            // Unreachable: no TF32 entry takes B `[k, n]` (the branch folds away).
+            trap();
+        }
         // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16::<true, TRANS_B>(acc, a, b, accumulate) }
+        unsafe { wgmma_m64n256k8_tf32(acc, a, b, accumulate) }
     }
     #[inline(always)]
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+        if TRANS_B != B_K_MAJOR {
+            trap();
+        }
         // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16_overwrite::<true, TRANS_B>(acc, a, b) }
+        unsafe { wgmma_m64n256k8_tf32_overwrite(acc, a, b) }
     }
 }
 
 impl WgmmaElement for f32 {
-    const TILE_K: u32 = gemm_geometry::v19::TILE_K;
     #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract (an 8-byte aligned pair).
@@ -262,14 +335,18 @@ impl WgmmaElement for f32 {
         // SAFETY: the caller's contract.
         unsafe { store2_or_partial(c, rows, cols, row, col, low, high) }
     }
+}
+
+impl WgmmaOperand for E4m3 {
+    const TILE_K: u32 = gemm_geometry::v20::TILE_K;
     #[inline(always)]
     unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
         if TRANS_B != B_K_MAJOR {
-            // Unreachable: no TF32 entry takes B `[k, n]` (the branch folds away).
+            // Unreachable: no FP8 entry takes B `[k, n]` (the branch folds away).
             trap();
         }
         // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k8_tf32(acc, a, b, accumulate) }
+        unsafe { wgmma_m64n256k32_fp8::<false>(acc, a, b, accumulate) }
     }
     #[inline(always)]
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
@@ -277,7 +354,27 @@ impl WgmmaElement for f32 {
             trap();
         }
         // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k8_tf32_overwrite(acc, a, b) }
+        unsafe { wgmma_m64n256k32_fp8_overwrite::<false>(acc, a, b) }
+    }
+}
+
+impl WgmmaOperand for E5m2 {
+    const TILE_K: u32 = gemm_geometry::v20::TILE_K;
+    #[inline(always)]
+    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
+        if TRANS_B != B_K_MAJOR {
+            trap();
+        }
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k32_fp8::<true>(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+        if TRANS_B != B_K_MAJOR {
+            trap();
+        }
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n256k32_fp8_overwrite::<true>(acc, a, b) }
     }
 }
 
@@ -409,7 +506,7 @@ impl<const BATCHED: bool> Walk<BATCHED> {
 /// given.
 #[inline(always)]
 pub unsafe fn tma_wgmma<
-    E: WgmmaElement,
+    E: WgmmaOperand,
     const B_NK: bool,
     const BATCHED: bool,
     const TILE_ACC: bool,
@@ -628,7 +725,7 @@ pub unsafe fn tma_wgmma<
 /// The stage's tiles must have landed; all 128 threads of the warpgroup call this together,
 /// between [`warpgroup_fence`] and [`warpgroup_commit`].
 #[inline(always)]
-unsafe fn multiply_stage<E: WgmmaElement, const B_NK: bool, const OVERWRITE: bool>(
+unsafe fn multiply_stage<E: WgmmaOperand, const B_NK: bool, const OVERWRITE: bool>(
     acc: &mut [f32; 128],
     start: u32,
     warpgroup: u32,

@@ -6,7 +6,8 @@
 //! shape: v3–v4, v5–v9, v10–v12), which the kernels and the host's table of rungs both read.
 //!
 //! v00–v15 run on every GPU from sm_80 on and are in both PTX builds; v16–v18 use Hopper's
-//! `wgmma` and TMA and exist only in the sm_90a build (see the crate documentation).
+//! `wgmma` and TMA and exist only in the sm_90a build (see the crate documentation), like v19
+//! (TF32) and v20 (FP8).
 //!
 //! # The ladder's launch contract
 //! Every ladder entry point (`sgemm_v00_*` … `hgemm_v18_*`, not the library's `gemm_*`
@@ -53,3 +54,5 @@ pub mod v17_tma_warp_specialized;
 pub mod v18_persistent;
 #[cfg(target_feature = "sm_90a")]
 pub mod v19_tf32_wgmma;
+#[cfg(target_feature = "sm_90a")]
+pub mod v20_fp8_wgmma;
