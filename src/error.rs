@@ -175,7 +175,7 @@ pub enum GemmError {
     },
     /// A TMA rung was given rows that do not start at 16-byte boundaries.
     #[error(
-        "rung {rung} loads its tiles with TMA, which needs every row it reads to start at a 16-byte boundary: k (and n, unless the rung transposes B first) must be multiples of {multiple} (got k = {k}, n = {n})"
+        "rung {rung} loads its tiles with TMA, which needs every row it reads to start at a 16-byte boundary: k (and n, unless the rung reads B `[n, k]` or transposes it first) must be multiples of {multiple} (got k = {k}, n = {n})"
     )]
     TmaRows {
         /// The rung's name.

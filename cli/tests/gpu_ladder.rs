@@ -7,15 +7,16 @@
 //! ```
 
 use rust_gemm::check::cpu::{random_matrix, reference_gemm};
-use rust_gemm::check::sweep::Case;
+use rust_gemm::check::sweep::{Case, Fp8Case};
 use rust_gemm::check::verify::{ErrorModel, Verification, compare_with_cpu};
+use rust_gemm::element::{Fp8E4m3, Fp8E5m2};
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::ladder::rungs::Precision;
 use rust_gemm::{GemmError, GemmShape, Rung};
 
 /// Ragged on purpose: no dimension a multiple of any tile, plus tile-aligned 256³, a single
 /// element, tall-and-skinny and a long reduction.
-const SHAPES: [(usize, usize, usize); 8] = [
+const SHAPES: [(usize, usize, usize); 9] = [
     (1, 1, 1),
     (127, 129, 131),
     (1000, 1000, 1000),
@@ -25,6 +26,8 @@ const SHAPES: [(usize, usize, usize); 8] = [
     // Ragged, but k and n multiples of 8, as TMA rungs need.
     (127, 136, 264),
     (1, 8, 8),
+    // Ragged m and n, k a multiple of 16 (FP8 rows) with a partial last 128-deep k-tile.
+    (129, 250, 528),
 ];
 
 fn open_gpu() -> Gpu {
@@ -80,6 +83,11 @@ fn check(
                 Precision::Fp32 | Precision::Tf32 => Case::<f32>::new(gpu, &a_host, &b_host, s)
                     .and_then(|mut case| case.run(gpu, rung, s, &model)),
                 Precision::Fp16 => Case::<u16>::new(gpu, &a_host, &b_host, s)
+                    .and_then(|mut case| case.run(gpu, rung, s, &model)),
+                // B's k·n random values taken as `[n, k]`.
+                Precision::Fp8E4m3 => Fp8Case::<Fp8E4m3>::new(gpu, &a_host, &b_host, s)
+                    .and_then(|mut case| case.run(gpu, rung, s, &model)),
+                Precision::Fp8E5m2 => Fp8Case::<Fp8E5m2>::new(gpu, &a_host, &b_host, s)
                     .and_then(|mut case| case.run(gpu, rung, s, &model)),
             }
             .map_err(|e| format!("{label} at {s}: {e}"))?
@@ -174,10 +182,21 @@ fn mismatched_output_buffer_is_refused() {
     let mut short16 = gpu
         .alloc_poisoned::<u16>(s.m * s.n - 1)
         .expect("allocate C");
+    let (a8, b8) = (
+        gpu.upload_raw(&vec![Fp8E4m3(0x38); s.m * s.k]).unwrap(),
+        gpu.upload_raw(&vec![Fp8E4m3(0x38); s.k * s.n]).unwrap(),
+    );
+    let (a8b, b8b) = (
+        gpu.upload_raw(&vec![Fp8E5m2(0x3C); s.m * s.k]).unwrap(),
+        gpu.upload_raw(&vec![Fp8E5m2(0x3C); s.k * s.n]).unwrap(),
+    );
+    let scales = gpu.upload(&[1.0f32, 1.0]).unwrap();
     for (label, rung) in kernels(&gpu) {
         let refusal = match rung.precision {
             Precision::Fp32 | Precision::Tf32 => gpu.launch_rung(rung, &a, &b, &mut short, &s),
             Precision::Fp16 => gpu.launch_rung(rung, &a16, &b16, &mut short16, &s),
+            Precision::Fp8E4m3 => gpu.launch_rung_fp8(rung, &a8, &b8, &mut short16, &scales, &s),
+            Precision::Fp8E5m2 => gpu.launch_rung_fp8(rung, &a8b, &b8b, &mut short16, &scales, &s),
         };
         match refusal {
             Err(GemmError::BufferSize {
@@ -220,14 +239,18 @@ fn buffers_of_the_wrong_element_type_are_refused() {
     for (label, rung) in kernels(&gpu) {
         let outcome = match rung.precision {
             Precision::Fp32 | Precision::Tf32 => gpu.launch_rung(rung, &a16, &b16, &mut c16, &s),
-            Precision::Fp16 => gpu.launch_rung(rung, &a, &b, &mut c, &s),
+            // fp32 buffers for an FP8 rung: refused by the operand type too.
+            Precision::Fp16 | Precision::Fp8E4m3 | Precision::Fp8E5m2 => {
+                gpu.launch_rung(rung, &a, &b, &mut c, &s)
+            }
         };
         match outcome {
             Err(GemmError::WrongElementType {
                 expected, given, ..
             }) => {
                 assert_ne!(expected, given, "{label}");
-                checked[(rung.precision == Precision::Fp16) as usize] = true;
+                checked[(rung.precision != Precision::Fp32 && rung.precision != Precision::Tf32)
+                    as usize] = true;
             }
             other => panic!("{label}: expected WrongElementType, got {other:?}"),
         }
@@ -279,6 +302,9 @@ fn refusals_come_before_the_launch() {
                         .all(|&x| x == u16::MAX)
                 );
                 outcome
+            }
+            Precision::Fp8E4m3 | Precision::Fp8E5m2 => {
+                panic!("{label}: FP8 rungs take k = 65536 (a multiple of 16): no refusal expected")
             }
         };
         match outcome {

@@ -1,9 +1,9 @@
 //! Randomized verification: many random shapes (ones and primes included), every kernel,
 //! against the CPU reference, reproducible from one seed.
 
-use crate::check::cpu::{Reference, random_matrix, reference_gemm};
+use crate::check::cpu::{Reference, random_matrix, reference_gemm, reference_gemm_nk};
 use crate::check::verify::{ErrorModel, Verification, compare_with_model};
-use crate::element::{Element, convert, widen};
+use crate::element::{Element, Fp8E4m3, Fp8E5m2, convert, widen};
 use crate::harness::gpu::Gpu;
 use crate::ladder::rungs::Precision;
 use crate::{GemmError, GemmShape, RUNGS, Rung};
@@ -31,7 +31,7 @@ pub fn all_kernels() -> Vec<(String, &'static Rung)> {
 
 /// `count` shapes drawn from `seed`: each dimension is 1, a prime, or uniform in
 /// `1..=max_dimension`, a third of the time each; in a quarter of the shapes n and k are then
-/// rounded up to multiples of 8 (and may exceed `max_dimension` by up to 7). The same seed
+/// rounded up to multiples of 16 (and may exceed `max_dimension` by up to 15). The same seed
 /// gives the same shapes.
 pub fn random_shapes(count: usize, max_dimension: usize, seed: u64) -> Vec<GemmShape> {
     let mut rng = SmallRng::seed_from_u64(seed);
@@ -53,10 +53,11 @@ pub fn random_shapes(count: usize, max_dimension: usize, seed: u64) -> Vec<GemmS
                 dimension(&mut rng),
                 dimension(&mut rng),
             );
-            // A quarter of the shapes get n and k rounded up to multiples of 8, the rows TMA
-            // rungs (v17, v18) need, so that the sweep exercises them too.
+            // A quarter of the shapes get n and k rounded up to multiples of 16, the rows TMA
+            // rungs need (fp16 v17–v18: 8; TF32 v19: 4; FP8 v20: k, 16), so that the sweep
+            // exercises them too.
             if rng.random_range(0..4) == 0 {
-                (n, k) = (n.next_multiple_of(8), k.next_multiple_of(8));
+                (n, k) = (n.next_multiple_of(16), k.next_multiple_of(16));
             }
             GemmShape::new(m, n, k).expect("dimensions are at least 1")
         })
@@ -89,6 +90,9 @@ pub fn check_shape(
     let b_host = random_matrix(b_len, seed ^ 0xB);
     let mut fp32: Option<Case<f32>> = None;
     let mut fp16: Option<Case<u16>> = None;
+    // FP8 rungs read B `[n, k]`: the same random values, taken as that layout.
+    let mut e4m3: Option<Fp8Case<Fp8E4m3>> = None;
+    let mut e5m2: Option<Fp8Case<Fp8E5m2>> = None;
     let mut checks = Vec::with_capacity(kernels.len());
     for (label, rung) in kernels {
         let outcome = match rung.launch(shape, gpu.info().max_shared_per_block) {
@@ -109,6 +113,22 @@ pub fn check_shape(
                             fp16 = Some(Case::new(gpu, &a_host, &b_host, shape)?);
                         }
                         fp16.as_mut()
+                            .expect("just made")
+                            .run(gpu, rung, shape, &model)?
+                    }
+                    Precision::Fp8E4m3 => {
+                        if e4m3.is_none() {
+                            e4m3 = Some(Fp8Case::new(gpu, &a_host, &b_host, shape)?);
+                        }
+                        e4m3.as_mut()
+                            .expect("just made")
+                            .run(gpu, rung, shape, &model)?
+                    }
+                    Precision::Fp8E5m2 => {
+                        if e5m2.is_none() {
+                            e5m2 = Some(Fp8Case::new(gpu, &a_host, &b_host, shape)?);
+                        }
+                        e5m2.as_mut()
                             .expect("just made")
                             .run(gpu, rung, shape, &model)?
                     }
@@ -167,6 +187,64 @@ impl<T: Element> Case<T> {
     }
 }
 
+/// The per-tensor scales `[scale_a, scale_b]` the FP8 checks and benchmarks use: not 1, so
+/// that a kernel ignoring them fails, and exact in binary (as is their product, 0.9375), so
+/// that the reference's scaling adds no rounding of its own.
+pub const FP8_SCALES: [f32; 2] = [0.75, 1.25];
+
+/// One shape's FP8 inputs (`T`: [`Fp8E4m3`] or [`Fp8E5m2`]) on the device, A `[m, k]` and B
+/// `[n, k]`, the scales [`FP8_SCALES`], a fp16 C, and the exact product of the rounded inputs
+/// times the scales.
+pub struct Fp8Case<T: Element> {
+    a: CudaSlice<T>,
+    b_nk: CudaSlice<T>,
+    c: CudaSlice<u16>,
+    scales: CudaSlice<f32>,
+    reference: Reference,
+}
+
+impl<T: Element> Fp8Case<T> {
+    /// Rounds `a` (m×k) and `b_nk` (n×k: B stored `[n, k]`) to `T`, uploads them with the
+    /// scales and computes `scale_a · scale_b · A·Bᵀ` of the rounded values on the CPU.
+    pub fn new(gpu: &Gpu, a: &[f32], b_nk: &[f32], shape: &GemmShape) -> Result<Self, GemmError> {
+        let (a, b_nk): (Vec<T>, Vec<T>) = (convert(a), convert(b_nk));
+        let exact = reference_gemm_nk(&widen(&a), &widen(&b_nk), shape);
+        let scale = FP8_SCALES[0] as f64 * FP8_SCALES[1] as f64;
+        let reference = Reference {
+            product: exact.product.iter().map(|p| p * scale).collect(),
+            magnitude: exact.magnitude.iter().map(|g| g * scale).collect(),
+        };
+        Ok(Fp8Case {
+            a: gpu.upload_raw(&a)?,
+            b_nk: gpu.upload_raw(&b_nk)?,
+            c: gpu.alloc_poisoned(shape.elements().2)?,
+            scales: gpu.upload(&FP8_SCALES)?,
+            reference,
+        })
+    }
+
+    /// Launches the FP8 rung `rung` into a freshly poisoned C and compares the result under
+    /// `model`.
+    pub fn run(
+        &mut self,
+        gpu: &Gpu,
+        rung: &Rung,
+        shape: &GemmShape,
+        model: &ErrorModel,
+    ) -> Result<Verification, GemmError> {
+        gpu.poison(&mut self.c)?;
+        gpu.launch_rung_fp8(rung, &self.a, &self.b_nk, &mut self.c, &self.scales, shape)?;
+        let result = widen(&gpu.download_raw(&self.c)?);
+        Ok(compare_with_model(
+            &result,
+            &self.reference.product,
+            &self.reference.magnitude,
+            shape.k,
+            model,
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,7 +260,7 @@ mod tests {
         );
         for s in &shapes {
             for d in [s.m, s.n, s.k] {
-                assert!((1..=300 + 7).contains(&d), "{s}");
+                assert!((1..=300 + 15).contains(&d), "{s}");
             }
         }
         let dims = || shapes.iter().flat_map(|s| [s.m, s.n, s.k]);

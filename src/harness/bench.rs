@@ -6,9 +6,10 @@
 //! launch (outside the timed region), and inputs rotated over enough copies that A and B of
 //! consecutive launches are not already in the L2 cache.
 
-use crate::check::cpu::{random_matrix, reference_gemm, reference_seconds};
+use crate::check::cpu::{random_matrix, reference_gemm, reference_gemm_nk, reference_seconds};
 use crate::check::verify::{ErrorModel, Verification, compare_with_blas, compare_with_model};
-use crate::element::{Element, convert, widen};
+use crate::element::{Element, Fp8E4m3, Fp8E5m2, convert, widen};
+use crate::harness::cublaslt::Fp8Format;
 use crate::harness::gpu::Gpu;
 use crate::harness::report::Record;
 use crate::ladder::autotune::{Autotuner, Trial};
@@ -92,13 +93,40 @@ pub fn median(values: &[f64]) -> f64 {
     }
 }
 
-/// Device-resident inputs of one element type for one shape, with the reference they are
-/// checked against.
-struct Operands<T: Element> {
+/// Device-resident inputs of one element type `T` for one shape, the output buffer (of `C`,
+/// `T` unless FP8's fp16), and the reference they are checked against.
+struct Operands<T: Element, C: Element = T> {
     a: Vec<CudaSlice<T>>,
     b: Vec<CudaSlice<T>>,
-    c: CudaSlice<T>,
+    c: CudaSlice<C>,
     check: Checker,
+}
+
+/// How the inputs of a precision are laid out and scaled.
+#[derive(Clone, Copy)]
+struct InputForm {
+    /// B stored `[n, k]` (FP8) rather than `[k, n]`.
+    b_nk: bool,
+    /// The per-tensor scales `[scale_a, scale_b]` the product is multiplied by (FP8), or none.
+    scales: Option<[f32; 2]>,
+}
+
+impl InputForm {
+    /// B `[k, n]`, no scales: fp32, TF32, fp16.
+    const PLAIN: InputForm = InputForm {
+        b_nk: false,
+        scales: None,
+    };
+    /// FP8: B `[n, k]`, and the scales of the checks (not 1, exact in binary).
+    const FP8: InputForm = InputForm {
+        b_nk: true,
+        scales: Some(crate::check::sweep::FP8_SCALES),
+    };
+
+    /// `scale_a · scale_b`.
+    fn scale(&self) -> f64 {
+        self.scales.map_or(1.0, |[a, b]| a as f64 * b as f64)
+    }
 }
 
 enum Checker {
@@ -122,7 +150,8 @@ impl Checker {
     }
 }
 
-/// The operands of one run, made on first use: fp32 (for fp32 and TF32 rungs) and fp16.
+/// The operands of one run, made on first use: fp32 (for fp32 and TF32 rungs), fp16, and the
+/// two FP8 formats (with fp16 C and the scales on the device).
 struct Workspace<'a> {
     gpu: &'a Gpu,
     shape: &'a GemmShape,
@@ -130,16 +159,73 @@ struct Workspace<'a> {
     seed: u64,
     fp32: Option<Operands<f32>>,
     fp16: Option<Operands<u16>>,
+    fp8_e4m3: Option<Operands<Fp8E4m3, u16>>,
+    fp8_e5m2: Option<Operands<Fp8E5m2, u16>>,
+    scales: Option<Fp8Scales>,
+}
+
+/// The FP8 scales on the device: `[scale_a, scale_b]` for the rungs, and each in a buffer of
+/// its own for cuBLASLt (which needs every scale pointer 16-byte aligned).
+#[derive(Clone)]
+struct Fp8Scales {
+    both: CudaSlice<f32>,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
 }
 
 impl Workspace<'_> {
+    /// The FP8 scales on the device (made on first use).
+    fn scales(&mut self) -> Result<Fp8Scales, GemmError> {
+        if self.scales.is_none() {
+            let [a, b] = InputForm::FP8.scales.expect("FP8 inputs are scaled");
+            self.scales = Some(Fp8Scales {
+                both: self.gpu.upload(&[a, b])?,
+                a: self.gpu.upload(&[a])?,
+                b: self.gpu.upload(&[b])?,
+            });
+        }
+        Ok(self.scales.clone().expect("just made"))
+    }
+
+    /// Verifies and times the FP8 rung `rung` (or cuBLASLt when None) on `T` operands.
+    fn measure_fp8<T: Element>(
+        &mut self,
+        format: Fp8Format,
+        operands: impl FnOnce(&mut Self) -> &mut Option<Operands<T, u16>>,
+        rung: Option<&Rung>,
+        options: &BenchOptions,
+        model: &ErrorModel,
+        record: &mut Record,
+    ) -> Result<f64, GemmError> {
+        let (gpu, shape, policy, seed) = (self.gpu, self.shape, self.policy, self.seed);
+        let scales = self.scales()?;
+        let slot = operands(self);
+        if slot.is_none() {
+            *slot = Some(prepare::<T, u16>(gpu, shape, policy, seed, InputForm::FP8)?);
+        }
+        let operands = slot.as_mut().expect("just made");
+        measure(
+            gpu,
+            operands,
+            shape,
+            options,
+            model,
+            record,
+            |a, b, c| match rung {
+                Some(rung) => gpu.launch_rung_fp8(rung, a, b, c, &scales.both, shape),
+                None => gpu.launch_cublaslt_fp8(format, a, b, c, &scales.a, &scales.b, shape),
+            },
+        )
+    }
+
     fn fp32(&mut self) -> Result<&mut Operands<f32>, GemmError> {
         if self.fp32.is_none() {
-            self.fp32 = Some(prepare::<f32>(
+            self.fp32 = Some(prepare::<f32, f32>(
                 self.gpu,
                 self.shape,
                 self.policy,
                 self.seed,
+                InputForm::PLAIN,
             )?);
         }
         Ok(self.fp32.as_mut().expect("just made"))
@@ -147,11 +233,12 @@ impl Workspace<'_> {
 
     fn fp16(&mut self) -> Result<&mut Operands<u16>, GemmError> {
         if self.fp16.is_none() {
-            self.fp16 = Some(prepare::<u16>(
+            self.fp16 = Some(prepare::<u16, u16>(
                 self.gpu,
                 self.shape,
                 self.policy,
                 self.seed,
+                InputForm::PLAIN,
             )?);
         }
         Ok(self.fp16.as_mut().expect("just made"))
@@ -201,6 +288,22 @@ impl Workspace<'_> {
                     },
                 )
             }
+            Precision::Fp8E4m3 => self.measure_fp8::<Fp8E4m3>(
+                Fp8Format::E4m3,
+                |work| &mut work.fp8_e4m3,
+                rung,
+                options,
+                &model,
+                record,
+            ),
+            Precision::Fp8E5m2 => self.measure_fp8::<Fp8E5m2>(
+                Fp8Format::E5m2,
+                |work| &mut work.fp8_e5m2,
+                rung,
+                options,
+                &model,
+                record,
+            ),
         }
     }
 }
@@ -228,6 +331,9 @@ pub fn run_shape(
         seed,
         fp32: None,
         fp16: None,
+        fp8_e4m3: None,
+        fp8_e5m2: None,
+        scales: None,
     };
     let device = gpu.info().name.clone();
     let new_record = |rung: &str, idea: &str| Record {
@@ -236,15 +342,26 @@ pub fn run_shape(
     };
 
     let mut records = Vec::new();
-    // Baseline times, by precision, measured when first needed (fp32 always).
-    let mut baselines: Vec<(Precision, f64)> = Vec::new();
+    // Baseline times, by precision, measured when first needed (fp32 always); `None` where the
+    // baseline refused the shape (cuBLASLt's FP8 GEMM has limits of its own: its record says
+    // why, and the rungs of that precision are timed without a percentage).
+    let mut baselines: Vec<(Precision, Option<f64>)> = Vec::new();
     let mut baseline = |work: &mut Workspace, records: &mut Vec<Record>, precision: Precision| {
         if let Some(&(_, ms)) = baselines.iter().find(|(p, _)| *p == precision) {
-            return Ok::<f64, GemmError>(ms);
+            return Ok::<Option<f64>, GemmError>(ms);
         }
         let mut record = new_record(precision.baseline(), precision.baseline_idea());
-        let ms = work.measure(precision, None, options, &mut record)?;
-        record.set_reference_time(ms);
+        let ms = match work.measure(precision, None, options, &mut record) {
+            Ok(ms) => {
+                record.set_reference_time(ms);
+                Some(ms)
+            }
+            Err(GemmError::Cublas(refusal)) if precision.takes_b_nk() => {
+                record.skipped = Some(refusal);
+                None
+            }
+            Err(e) => return Err(e),
+        };
         records.push(record);
         baselines.push((precision, ms));
         Ok(ms)
@@ -257,7 +374,6 @@ pub fn run_shape(
         if !trials.is_empty() {
             on_search(rung, &trials);
         }
-        let baseline_ms = baseline(&mut work, &mut records, kernel.precision)?;
         let mut record = new_record(rung.name, rung.idea);
         record.precision = kernel.precision.label().to_string();
         if !rung.candidates.is_empty() {
@@ -268,8 +384,11 @@ pub fn run_shape(
             records.push(record);
             continue;
         }
+        let baseline_ms = baseline(&mut work, &mut records, kernel.precision)?;
         work.measure(kernel.precision, Some(kernel), options, &mut record)?;
-        record.set_reference_time(baseline_ms);
+        if let Some(baseline_ms) = baseline_ms {
+            record.set_reference_time(baseline_ms);
+        }
         records.push(record);
     }
     Ok(records)
@@ -277,14 +396,14 @@ pub fn run_shape(
 
 /// Verifies one implementation on input set 0, then times it over all sets; fills `record`
 /// and returns the median time in milliseconds.
-fn measure<T: Element>(
+fn measure<T: Element, C: Element>(
     gpu: &Gpu,
-    inputs: &mut Operands<T>,
+    inputs: &mut Operands<T, C>,
     shape: &GemmShape,
     options: &BenchOptions,
     model: &ErrorModel,
     record: &mut Record,
-    mut launch: impl FnMut(&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>) -> Result<(), GemmError>,
+    mut launch: impl FnMut(&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<C>) -> Result<(), GemmError>,
 ) -> Result<f64, GemmError> {
     gpu.poison(&mut inputs.c)?;
     launch(&inputs.a[0], &inputs.b[0], &mut inputs.c)?;
@@ -307,18 +426,26 @@ fn measure<T: Element>(
     Ok(ms)
 }
 
-/// Random inputs of element type `T` (drawn in f32 from `seed`, then rounded to `T`), and the
-/// reference for set 0: the f64 CPU product of the rounded values, or cuBLAS SGEMM (TF32 off)
-/// on them widened back to f32.
-fn prepare<T: Element>(
+/// Random inputs of element type `T` (drawn in f32 from `seed`, then rounded to `T`; B `[n, k]`
+/// when `form.b_nk`), a poisoned output of `C`, and the reference for set 0: the f64 CPU
+/// product of the rounded values, or cuBLAS SGEMM (TF32 off) on them widened back to f32,
+/// times `form`'s scales.
+fn prepare<T: Element, C: Element>(
     gpu: &Gpu,
     shape: &GemmShape,
     policy: ReferencePolicy,
     seed: u64,
-) -> Result<Operands<T>, GemmError> {
+    form: InputForm,
+) -> Result<Operands<T, C>, GemmError> {
     let (a_len, b_len, c_len) = shape.elements();
-    let sets = input_sets(shape, gpu.info().l2_bytes);
-    let needed = T::BYTES * (sets * (a_len + b_len) + c_len);
+    // The older precisions rotate as many sets as fp32 inputs would need (how their committed
+    // results were measured); FP8's copies are a quarter of that, so they count their bytes.
+    let sets = if form.b_nk {
+        input_sets_of(T::BYTES * (a_len + b_len), gpu.info().l2_bytes)
+    } else {
+        input_sets(shape, gpu.info().l2_bytes)
+    };
+    let needed = T::BYTES * sets * (a_len + b_len) + C::BYTES * c_len;
     let free = gpu.free_memory()?;
     if needed > free {
         return Err(GemmError::OutOfDeviceMemory {
@@ -338,25 +465,49 @@ fn prepare<T: Element>(
             set_seed.wrapping_add(1),
         )))?);
     }
-    let c = gpu.alloc_poisoned::<T>(c_len)?;
+    let c = gpu.alloc_poisoned::<C>(c_len)?;
     let use_cpu = match policy {
         ReferencePolicy::Cpu => true,
         ReferencePolicy::Cublas => false,
         ReferencePolicy::Auto => reference_seconds(shape) <= CPU_REFERENCE_SECONDS,
     };
     let (a_wide, b_wide) = (widen(&a_host), widen(&b_host));
+    let scale = form.scale();
     let check = if use_cpu {
-        let reference = reference_gemm(&a_wide, &b_wide, shape);
+        let reference = if form.b_nk {
+            reference_gemm_nk(&a_wide, &b_wide, shape)
+        } else {
+            reference_gemm(&a_wide, &b_wide, shape)
+        };
         Checker::Cpu {
-            product: reference.product,
-            magnitude: reference.magnitude,
+            product: reference.product.iter().map(|p| p * scale).collect(),
+            magnitude: reference
+                .magnitude
+                .iter()
+                .map(|g| g * scale.abs())
+                .collect(),
         }
     } else {
         let (a32, b32) = (gpu.upload(&a_wide)?, gpu.upload(&b_wide)?);
         let mut c32 = gpu.alloc_poisoned::<f32>(c_len)?;
-        gpu.launch_cublas(&a32, &b32, &mut c32, shape)?;
+        if form.b_nk {
+            gpu.launch_cublas_gemm(
+                crate::DType::F32,
+                crate::BLayout::Nk,
+                &a32,
+                &b32,
+                &mut c32,
+                shape,
+            )?;
+        } else {
+            gpu.launch_cublas(&a32, &b32, &mut c32, shape)?;
+        }
         Checker::Cublas {
-            result: gpu.download(&c32)?,
+            result: gpu
+                .download(&c32)?
+                .iter()
+                .map(|&r| (r as f64 * scale) as f32)
+                .collect(),
         }
     };
     Ok(Operands { a, b, c, check })

@@ -115,15 +115,13 @@ impl MatmulDesc {
         check(status, &format!("cublasLtMatmulDescSetAttribute({attr:?})"))
     }
 
-    /// Points the two scale attributes at `scales` = `[scale_a, scale_b]` on the device.
+    /// Points the two scale attributes at the device addresses `scale_a` and `scale_b`.
     ///
     /// cuBLASLt's first operand is our B and its second our A (see [`Fp8Blas::matmul`]), so
-    /// its `A_SCALE_POINTER` is our scale_b (`scales + 4` bytes) and its `B_SCALE_POINTER` our
-    /// scale_a (`scales + 0`). With per-tensor scales the product is the same either way, so a
-    /// swap here would not show in any result; it matters as soon as scales become per-row.
-    fn set_scales(&self, scales: u64) -> Result<(), GemmError> {
-        let scale_a: u64 = scales;
-        let scale_b: u64 = scales + std::mem::size_of::<f32>() as u64;
+    /// its `A_SCALE_POINTER` is our scale_b and its `B_SCALE_POINTER` our scale_a. With
+    /// per-tensor scales the product is the same either way, so a swap here would not show in
+    /// any result; it matters as soon as scales become per-row.
+    fn set_scales(&self, scale_a: u64, scale_b: u64) -> Result<(), GemmError> {
         use sys::cublasLtMatmulDescAttributes_t as Attr;
         self.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_b)?;
         self.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_a)
@@ -238,9 +236,9 @@ struct Plan {
 
 impl Plan {
     /// Builds the descriptors for `key` and asks cuBLASLt's heuristic for its first algorithm.
-    /// `scales` is the scale buffer's device address: the scale attributes are set before the
+    /// `scales` are the scales' device addresses (A's, B's): the scale attributes are set before the
     /// search so that it sees the scaled problem that will run.
-    fn new(handle: &Handle, key: &PlanKey, scales: u64) -> Result<Self, GemmError> {
+    fn new(handle: &Handle, key: &PlanKey, scales: (u64, u64)) -> Result<Self, GemmError> {
         use sys::cublasLtMatmulDescAttributes_t as Attr;
         use sys::cublasLtMatmulPreferenceAttributes_t as Pref;
         let PlanKey {
@@ -253,7 +251,7 @@ impl Plan {
         // cuBLASLt's default, promoting partial sums into a separate fp32 sum periodically.
         let fast: i8 = key.fast_accumulation.into();
         desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast)?;
-        desc.set_scales(scales)?;
+        desc.set_scales(scales.0, scales.1)?;
 
         // The layouts, as stored (before TRANSA/TRANSB apply); see `Fp8Blas::matmul`.
         let fp8 = format.data_type();
@@ -411,16 +409,19 @@ impl Fp8Blas {
     ///   weight), both FP8 of `format`, as bytes: buffers of any 1-byte element type (`u8`,
     ///   [`Fp8E4m3`], [`Fp8E5m2`]; the FP8 types must match `format`).
     /// - `c`: C `[m, n]` row-major, fp16 (`u16` bits or [`half::f16`]); overwritten (beta = 0).
-    /// - `scales`: at least 2 f32 on the device, `[scale_a, scale_b]`, read by the kernel when
-    ///   it runs (so they may be written by earlier work on the stream).
+    /// - `scale_a`, `scale_b`: one f32 each on the device (the first element is used), read by
+    ///   the kernel when it runs (so they may be written by earlier work on the stream). Each
+    ///   must be 16-byte aligned: cuBLASLt 13.1 on the H100 answered `NOT_SUPPORTED` from
+    ///   `cublasLtMatmul` (after its heuristic had chosen an algorithm) for a scale pointer 4
+    ///   bytes into a buffer, and ran once both were buffers of their own.
     /// - `fast_accumulation`: sets `CUBLASLT_MATMUL_DESC_FAST_ACCUM`: `true` keeps the whole
     ///   reduction in the tensor cores' fp32 accumulators, like a plain `wgmma` kernel; `false`
     ///   is cuBLASLt's default, which periodically promotes partial sums into a separate fp32
     ///   sum (slower, more accurate for long k).
     ///
     /// Refused before anything is queued: buffer lengths that do not match `shape` (A m·k, B
-    /// n·k, C m·n), fewer than 2 scales, k or n not multiples of 16, or A, B or C not 16-byte
-    /// aligned (cuBLASLt's FP8 requirements).
+    /// n·k, C m·n), an empty scale buffer, k or n not multiples of 16, or A, B, C or a scale
+    /// not 16-byte aligned (cuBLASLt's FP8 requirements).
     ///
     /// # The column-major mapping
     ///
@@ -442,7 +443,8 @@ impl Fp8Blas {
         a: &A,
         b_nk: &B,
         c: &mut C,
-        scales: &CudaSlice<f32>,
+        scale_a: &impl DevicePtr<f32>,
+        scale_b: &impl DevicePtr<f32>,
         shape: &GemmShape,
         fast_accumulation: bool,
     ) -> Result<(), GemmError>
@@ -481,12 +483,14 @@ impl Fp8Blas {
             return Err(GemmError::ZeroDimension { m, n, k });
         }
         shape.check_buffers(a.len(), b_nk.len(), c.len())?;
-        if scales.len() < 2 {
-            return Err(GemmError::BufferTooShort {
-                operand: "scales",
-                needed: 2,
-                len: scales.len(),
-            });
+        for (operand, len) in [("scale_a", scale_a.len()), ("scale_b", scale_b.len())] {
+            if len == 0 {
+                return Err(GemmError::BufferTooShort {
+                    operand,
+                    needed: 1,
+                    len,
+                });
+            }
         }
         if k % FP8_MULTIPLE != 0 || n % FP8_MULTIPLE != 0 {
             return Err(GemmError::Cublas(format!(
@@ -498,8 +502,16 @@ impl Fp8Blas {
         let (a_ptr, _a_sync) = a.device_ptr(stream);
         let (b_ptr, _b_sync) = b_nk.device_ptr(stream);
         let (c_ptr, _c_sync) = c.device_ptr_mut(stream);
-        let (scales_ptr, _scales_sync) = scales.device_ptr(stream);
-        for (name, ptr) in [("A", a_ptr), ("B", b_ptr), ("C", c_ptr)] {
+        let (scale_a_ptr, _scale_a_sync) = scale_a.device_ptr(stream);
+        let (scale_b_ptr, _scale_b_sync) = scale_b.device_ptr(stream);
+        let scales_ptr = (scale_a_ptr, scale_b_ptr);
+        for (name, ptr) in [
+            ("A", a_ptr),
+            ("B", b_ptr),
+            ("C", c_ptr),
+            ("scale_a", scale_a_ptr),
+            ("scale_b", scale_b_ptr),
+        ] {
             if ptr % 16 != 0 {
                 return Err(GemmError::Cublas(format!(
                     "cuBLASLt's FP8 GEMM needs 16-byte-aligned buffers, but {name} starts {} bytes past a 16-byte boundary",
@@ -535,7 +547,7 @@ impl Fp8Blas {
             std::collections::hash_map::Entry::Occupied(entry) => {
                 let plan = entry.into_mut();
                 // The scales may be another buffer than the one the plan was made with.
-                plan.desc.set_scales(scales_ptr)?;
+                plan.desc.set_scales(scale_a_ptr, scale_b_ptr)?;
                 plan
             }
             std::collections::hash_map::Entry::Vacant(entry) => {
@@ -548,8 +560,8 @@ impl Fp8Blas {
         // buffers hold exactly what the layouts describe (lengths checked above: cuBLASLt's A
         // is our B, k×n with ld k = n·k bytes; its B our A, k×m with ld k = m·k bytes; C/D
         // n×m fp16 with ld n = m·n elements), and are 16-byte aligned with their alignment
-        // given to the search. The scale pointers set on the descriptor point into `scales`,
-        // which holds at least 2 f32. The workspace holds WORKSPACE_BYTES. alpha and beta are
+        // given to the search. The scale pointers set on the descriptor point to `scale_a`
+        // and `scale_b`, which hold at least one f32 each. The workspace holds WORKSPACE_BYTES. alpha and beta are
         // host f32 (the default pointer mode; fp32 scale type), read before the call returns.
         // Everything is queued on `stream`, and the sync guards above keep cudarc's event
         // tracking of the buffers in step with that.
@@ -615,8 +627,26 @@ mod tests {
         scales: &CudaSlice<f32>,
         shape: &GemmShape,
     ) -> Result<(), GemmError> {
-        blas.matmul(Fp8Format::E5m2, bytes, bytes, c_bits, scales, shape, true)?;
-        blas.matmul(Fp8Format::E4m3, e4m3, view, c_half, scales, shape, false)
+        blas.matmul(
+            Fp8Format::E5m2,
+            bytes,
+            bytes,
+            c_bits,
+            scales,
+            scales,
+            shape,
+            true,
+        )?;
+        blas.matmul(
+            Fp8Format::E4m3,
+            e4m3,
+            view,
+            c_half,
+            scales,
+            scales,
+            shape,
+            false,
+        )
     }
 
     /// A small deterministic generator (SplitMix64).
@@ -662,14 +692,16 @@ mod tests {
         let up = |e| GemmError::cuda("test upload", e);
         let a_dev = stream.clone_htod(&a).map_err(up)?;
         let b_dev = stream.clone_htod(&b).map_err(up)?;
-        let scales = stream.clone_htod(&[scale_a, scale_b]).map_err(up)?;
+        let scale_a_dev = stream.clone_htod(&[scale_a]).map_err(up)?;
+        let scale_b_dev = stream.clone_htod(&[scale_b]).map_err(up)?;
         let mut c_dev = stream.alloc_zeros::<u16>(m * n).map_err(up)?;
         blas.matmul(
             format,
             &a_dev,
             &b_dev,
             &mut c_dev,
-            &scales,
+            &scale_a_dev,
+            &scale_b_dev,
             &shape,
             fast_accumulation,
         )?;
@@ -679,7 +711,8 @@ mod tests {
             &a_dev,
             &b_dev,
             &mut c_dev,
-            &scales,
+            &scale_a_dev,
+            &scale_b_dev,
             &shape,
             fast_accumulation,
         )?;
@@ -742,21 +775,27 @@ mod tests {
         let b = stream.alloc_zeros::<u8>(n * k).unwrap();
         let mut c = stream.alloc_zeros::<u16>(m * n).unwrap();
         let scales = stream.clone_htod(&[1.0f32, 1.0]).unwrap();
-        let one_scale = stream.clone_htod(&[1.0f32]).unwrap();
         let a_exact = a.slice(..m * k);
         let a_misaligned = a.slice(1..m * k + 1);
-        let run = |a: &CudaView<'_, u8>, c: &mut CudaSlice<u16>, s: &CudaSlice<f32>, sh| {
-            blas.matmul(Fp8Format::E4m3, a, &b, c, s, sh, false)
+        let run = |a: &CudaView<'_, u8>, c: &mut CudaSlice<u16>, s: &CudaView<'_, f32>, sh| {
+            blas.matmul(Fp8Format::E4m3, a, &b, c, &scales, s, sh, false)
         };
-        run(&a_exact, &mut c, &scales, &shape).expect("the valid call runs");
+        run(&a_exact, &mut c, &scales.slice(..1), &shape).expect("the valid call runs");
         let refusals = [
-            run(&a_misaligned, &mut c, &scales, &shape),
-            run(&a_exact, &mut c, &one_scale, &shape),
-            run(&a.slice(..m * k - 1), &mut c, &scales, &shape),
+            run(&a_misaligned, &mut c, &scales.slice(..1), &shape),
+            // 4 bytes into the buffer: the misplaced scale cuBLASLt refuses at run time.
+            run(&a_exact, &mut c, &scales.slice(1..), &shape),
+            run(&a_exact, &mut c, &scales.slice(..0), &shape),
+            run(&a.slice(..m * k - 1), &mut c, &scales.slice(..1), &shape),
         ];
-        for (what, result) in ["misaligned A", "one scale", "short A"]
-            .iter()
-            .zip(refusals)
+        for (what, result) in [
+            "misaligned A",
+            "misaligned scale_b",
+            "no scale_b",
+            "short A",
+        ]
+        .iter()
+        .zip(refusals)
         {
             assert!(result.is_err(), "{what} was accepted");
             println!("{what}: {}", result.unwrap_err());
@@ -767,7 +806,16 @@ mod tests {
             let a = stream.alloc_zeros::<u8>(m * k).unwrap();
             let b = stream.alloc_zeros::<u8>(n * k).unwrap();
             let mut c = stream.alloc_zeros::<u16>(m * n).unwrap();
-            let result = blas.matmul(Fp8Format::E4m3, &a, &b, &mut c, &scales, &shape, false);
+            let result = blas.matmul(
+                Fp8Format::E4m3,
+                &a,
+                &b,
+                &mut c,
+                &scales,
+                &scales,
+                &shape,
+                false,
+            );
             assert!(
                 matches!(&result, Err(GemmError::Cublas(message)) if message.contains("multiples of 16")),
                 "{m}×{n}×{k}: {result:?}"
@@ -781,6 +829,7 @@ mod tests {
             &e5m2,
             &e5m2_b,
             &mut c,
+            &scales,
             &scales,
             &shape,
             false,

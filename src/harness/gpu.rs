@@ -1,6 +1,7 @@
 //! The harness's GPU: the [`Runtime`] on device 0 plus a cuBLAS handle for the baselines.
 
 use crate::element::Element;
+use crate::harness::cublaslt::{Fp8Blas, Fp8Format};
 use crate::ladder::rungs::Precision;
 use crate::runtime::Runtime;
 use crate::{BLayout, DType, GemmError, GemmShape};
@@ -14,6 +15,9 @@ use std::ops::Deref;
 pub struct Gpu {
     runtime: Runtime,
     blas: CudaBlas,
+    /// The cuBLASLt handle of the FP8 baseline, made on first use (an FP8-free run never needs
+    /// libcublasLt).
+    fp8_blas: std::sync::OnceLock<Fp8Blas>,
 }
 
 impl Deref for Gpu {
@@ -96,7 +100,11 @@ impl Gpu {
                 "cublasSetMathMode failed: {status:?}"
             )));
         }
-        Ok(Gpu { runtime, blas })
+        Ok(Gpu {
+            runtime,
+            blas,
+            fp8_blas: std::sync::OnceLock::new(),
+        })
     }
 
     /// Queues cuBLAS SGEMM (TF32 off) computing row-major `c = a·b` for `shape`.
@@ -125,6 +133,31 @@ impl Gpu {
         unsafe { self.blas.gemm(config, b, a, c) }.map_err(|e| GemmError::Cublas(e.to_string()))
     }
 
+    /// Queues cuBLASLt's FP8 GEMM computing row-major `c = fp16(scale_a · scale_b · a·b_nkᵀ)`
+    /// (A `[m, k]`, B stored `[n, k]`, both in `format`; `scale_a`, `scale_b` one f32 each on
+    /// the device, in buffers of their own: cuBLASLt needs them 16-byte aligned), with fast
+    /// accumulation: the FP8 rungs' baseline ([`Fp8Blas::matmul`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_cublaslt_fp8<T: Element>(
+        &self,
+        format: Fp8Format,
+        a: &CudaSlice<T>,
+        b_nk: &CudaSlice<T>,
+        c: &mut CudaSlice<u16>,
+        scale_a: &CudaSlice<f32>,
+        scale_b: &CudaSlice<f32>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        let blas = match self.fp8_blas.get() {
+            Some(blas) => blas,
+            None => {
+                let blas = Fp8Blas::new(self.runtime.stream().clone())?;
+                self.fp8_blas.get_or_init(|| blas)
+            }
+        };
+        blas.matmul(format, a, b_nk, c, scale_a, scale_b, shape, true)
+    }
+
     /// Queues the cuBLAS baseline for `precision` computing row-major `c = a·b`: SGEMM with
     /// TF32 off, `cublasGemmEx` with fp32 compute in TF32 mode, or `cublasGemmEx` with fp16 A,
     /// B, C and fp32 compute (all through [`Gpu::launch_cublas_gemm`], B stored `[k, n]`).
@@ -140,6 +173,12 @@ impl Gpu {
             Precision::Fp32 => DType::F32,
             Precision::Tf32 => DType::Tf32,
             Precision::Fp16 => DType::F16,
+            Precision::Fp8E4m3 | Precision::Fp8E5m2 => {
+                return Err(GemmError::Cublas(format!(
+                    "the {} baseline is cuBLASLt's FP8 GEMM (Gpu::launch_cublaslt_fp8), not cublasGemmEx",
+                    precision.label()
+                )));
+            }
         };
         self.launch_cublas_gemm(dtype, BLayout::Kn, a, b, c, shape)
     }

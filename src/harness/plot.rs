@@ -284,8 +284,8 @@ pub const PLOTS: [(&str, &str, &[&str]); 2] = [
     ("plot.svg", "SGEMM ladder, fp32", &["fp32"]),
     (
         "plot-tensor-cores.svg",
-        "Tensor-core rungs, TF32 and FP16",
-        &["tf32", "fp16"],
+        "Tensor-core rungs, TF32, FP16 and FP8",
+        &["tf32", "fp16", "fp8-e4m3", "fp8-e5m2"],
     ),
 ];
 
@@ -333,6 +333,8 @@ fn precision_label(precision: &str) -> String {
     match precision {
         "tf32" => "TF32 tensor cores".to_string(),
         "fp16" => "fp16 tensor cores".to_string(),
+        "fp8-e4m3" => "FP8 e4m3 tensor cores".to_string(),
+        "fp8-e5m2" => "FP8 e5m2 tensor cores".to_string(),
         other => other.to_string(),
     }
 }
@@ -588,6 +590,8 @@ fn precision_color(precision: &str) -> RGBColor {
         "fp32" => PALETTE[0],
         "tf32" => PALETTE[4],
         "fp16" => PALETTE[2],
+        "fp8-e4m3" => PALETTE[3],
+        "fp8-e5m2" => PALETTE[5],
         _ => GREY,
     }
 }

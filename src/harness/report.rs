@@ -489,7 +489,7 @@ pub fn write_report(
     let mut markdown = format!("# {title}\n\n- Device: {device}\n- Command: `{command}`\n");
     if !ladder.is_empty() {
         markdown += &format!(
-            "- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs.\n\n{plot}{}",
+            "- Timing: CUDA events, median of the timed launches after warm-up; output poisoned with NaN before each launch; inputs rotated past the L2 cache.\n- Reference: `cpu-f64` is the CPU product with f64 accumulation (of the inputs rounded to fp16, for fp16 rungs); `cublas` marks shapes too large for it, checked against cuBLAS SGEMM (TF32 off) on the same inputs.\n- Percentages are of the cuBLAS baseline of the same precision: `cublas` (SGEMM, TF32 off) for fp32 rungs, `cublas-tf32` for TF32 rungs, `cublas-fp16` (fp16 in and out, fp32 accumulation) for fp16 rungs, `cublaslt-fp8-e4m3` and `cublaslt-fp8-e5m2` (cuBLASLt's FP8 GEMM, B `[n, k]`, fp16 out, per-tensor scales, fast accumulation) for the FP8 rungs, whose reference is the f64 product of the FP8-rounded inputs times the scales.\n\n{plot}{}",
             markdown_table(records)
         );
     }

@@ -3,9 +3,9 @@
 
 use crate::element::Element;
 use crate::ladder::rungs::{Epilogue, Precision};
-use crate::runtime::Runtime;
 use crate::runtime::tensor_map::{MapElement, MatrixView};
 use crate::runtime::transpose::{TransposeSource, TransposedCopy};
+use crate::runtime::{MapKind, Runtime};
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
 use gemm_geometry as geometry;
@@ -40,6 +40,94 @@ impl Runtime {
             return Err(GemmError::NoEpilogue { rung: rung.name });
         }
         self.launch(rung, a, b, c, shape, epilogue)
+    }
+
+    /// Queues the FP8 rung `rung` (v20) computing `c = fp16(scale_a · scale_b · a·b_nkᵀ)` for
+    /// `shape`: `a` holds A `[m, k]` and `b_nk` holds B stored `[n, k]` (k·n elements either
+    /// way), both of the rung's FP8 type ([`crate::element::Fp8E4m3`] or
+    /// [`crate::element::Fp8E5m2`]); `c` is fp16 bits; `scales` holds `[scale_a, scale_b]` in
+    /// device memory, read by the kernel when it runs (as cuBLASLt's scale pointers are).
+    pub fn launch_rung_fp8<T: Element>(
+        &self,
+        rung: &Rung,
+        a: &impl DevicePtr<T>,
+        b_nk: &impl DevicePtr<T>,
+        c: &mut impl DevicePtrMut<u16>,
+        scales: &impl DevicePtr<f32>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        check_element::<T>(rung)?;
+        shape.check_buffers(a.len(), b_nk.len(), c.len())?;
+        if scales.len() < geometry::v20::SCALES as usize {
+            return Err(GemmError::BufferTooShort {
+                operand: "scales",
+                needed: geometry::v20::SCALES as usize,
+                len: scales.len(),
+            });
+        }
+        let stream = self.stream();
+        let (a, _a_guard) = a.device_ptr(stream);
+        let (b, _b_guard) = b_nk.device_ptr(stream);
+        let (c, _c_guard) = c.device_ptr_mut(stream);
+        let (scales, _scales_guard) = scales.device_ptr(stream);
+        let launch = rung.launch(shape, self.info().max_shared_per_block)?;
+        rung.check_alignment(a, b)?;
+        let function = self.kernel(rung.entry)?;
+        let config = LaunchConfig {
+            grid_dim: (launch.grid.0.min(self.info().sm_count as u32), 1, 1),
+            block_dim: (launch.block.0, launch.block.1, 1),
+            shared_mem_bytes: launch.shared_mem_bytes,
+        };
+        let maps = self.fp8_tensor_maps_for(a, b, shape)?;
+        let (m, n, k) = (shape.m as u32, shape.n as u32, shape.k as u32);
+        let mut builder = stream.launch_builder(&function);
+        builder.arg(&a).arg(&b).arg(&c).arg(&m).arg(&n).arg(&k);
+        builder.arg(&maps).arg(&scales);
+        // SAFETY: A, B and C hold the shape (check_buffers) and `scales` its two values; the
+        // rung's grid (persistent, at most one block per SM), shared memory, alignment and TMA
+        // limits (k a multiple of 16) were checked (Rung::launch, check_alignment); the maps
+        // describe exactly these buffers; the arguments follow the kernel's signature.
+        unsafe { builder.launch(config) }
+            .map(drop)
+            .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
+    }
+
+    /// The device address of v20's tensor maps (A `[m, k]` in boxes of 128 × 128 bytes, then B
+    /// `[n, k]` in boxes of 256 rows × 128 bytes, one-byte elements, 128-byte swizzle, zeros
+    /// outside), built on first use and kept for later launches on the same buffers and shape.
+    fn fp8_tensor_maps_for(&self, a: u64, b: u64, shape: &GemmShape) -> Result<u64, GemmError> {
+        let key = (a, b, shape.m, shape.n, shape.k, MapKind::Fp8);
+        let mut cache = self
+            .tensor_maps
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(maps) = cache.get(&key) {
+            return Ok(self.address(maps));
+        }
+        let mut bytes = Vec::with_capacity(256);
+        for (address, rows, [box_cols, box_rows]) in [
+            (a, shape.m, geometry::v20::A_BOX),
+            (b, shape.n, geometry::v20::B_NK_BOX),
+        ] {
+            let view = MatrixView {
+                address,
+                rows: rows as u64,
+                cols: shape.k as u64,
+                ld: shape.k as u64,
+                batch: 1,
+                batch_stride: 0,
+            };
+            bytes.extend_from_slice(&encode_tensor_map(
+                MapElement::U8,
+                &view,
+                box_cols,
+                box_rows,
+            )?);
+        }
+        let maps = self.upload_raw(&bytes)?;
+        let ptr = self.address(&maps);
+        cache.insert(key, maps);
+        Ok(ptr)
     }
 
     fn launch<T: Element>(
@@ -137,7 +225,12 @@ impl Runtime {
         let b = copy.map_or(b, |copy| copy.address);
         // The element type is part of the key: an fp16 B freed earlier may have had the
         // address the copy has now.
-        let key = (a, b, shape.m, shape.n, shape.k, copy.is_some());
+        let kind = if copy.is_some() {
+            MapKind::Tf32Copy
+        } else {
+            MapKind::F16
+        };
+        let key = (a, b, shape.m, shape.n, shape.k, kind);
         let mut cache = self
             .tensor_maps
             .lock()
@@ -206,6 +299,8 @@ fn check_element<T: Element>(rung: &Rung) -> Result<(), GemmError> {
     let expected = match rung.precision {
         Precision::Fp32 | Precision::Tf32 => <f32 as Element>::NAME,
         Precision::Fp16 => <u16 as Element>::NAME,
+        Precision::Fp8E4m3 => <crate::element::Fp8E4m3 as Element>::NAME,
+        Precision::Fp8E5m2 => <crate::element::Fp8E5m2 as Element>::NAME,
     };
     if T::NAME != expected {
         return Err(GemmError::WrongElementType {

@@ -44,18 +44,32 @@ pub enum Precision {
     /// fp16 A, B, C (passed as `u16` bit patterns); fp32 accumulation on the tensor cores.
     /// Compared with cuBLAS fp16 (`cublasGemmEx`, fp32 compute).
     Fp16,
+    /// FP8 e4m3 A `[m, k]` and B `[n, k]` (B taken transposed: FP8 `wgmma` reads it K-major
+    /// only), per-tensor scales, fp32 accumulation on the tensor cores, fp16 C. Compared with
+    /// cuBLASLt's FP8 GEMM (the same layouts and scales, fast accumulation).
+    Fp8E4m3,
+    /// As [`Precision::Fp8E4m3`] with e5m2 operands.
+    Fp8E5m2,
 }
 
 impl Precision {
     /// Every precision, in ladder order.
-    pub const ALL: [Precision; 3] = [Precision::Fp32, Precision::Tf32, Precision::Fp16];
+    pub const ALL: [Precision; 5] = [
+        Precision::Fp32,
+        Precision::Tf32,
+        Precision::Fp16,
+        Precision::Fp8E4m3,
+        Precision::Fp8E5m2,
+    ];
 
-    /// Short label for reports: `fp32`, `tf32`, `fp16`.
+    /// Short label for reports: `fp32`, `tf32`, `fp16`, `fp8-e4m3`, `fp8-e5m2`.
     pub fn label(&self) -> &'static str {
         match self {
             Precision::Fp32 => "fp32",
             Precision::Tf32 => "tf32",
             Precision::Fp16 => "fp16",
+            Precision::Fp8E4m3 => "fp8-e4m3",
+            Precision::Fp8E5m2 => "fp8-e5m2",
         }
     }
 
@@ -65,6 +79,8 @@ impl Precision {
             Precision::Fp32 => "cublas",
             Precision::Tf32 => "cublas-tf32",
             Precision::Fp16 => "cublas-fp16",
+            Precision::Fp8E4m3 => "cublaslt-fp8-e4m3",
+            Precision::Fp8E5m2 => "cublaslt-fp8-e5m2",
         }
     }
 
@@ -74,15 +90,32 @@ impl Precision {
             Precision::Fp32 => "cuBLAS SGEMM, TF32 off",
             Precision::Tf32 => "cuBLAS GEMM, TF32 tensor cores",
             Precision::Fp16 => "cuBLAS GEMM, fp16 in/out, fp32 accumulation",
+            Precision::Fp8E4m3 => "cuBLASLt FP8 e4m3 (B [n, k]), fp16 out, fast accumulation",
+            Precision::Fp8E5m2 => "cuBLASLt FP8 e5m2 (B [n, k]), fp16 out, fast accumulation",
         }
     }
 
-    /// Bytes per element of A, B and C.
+    /// Bytes per element of A and B.
     pub fn element_bytes(&self) -> usize {
         match self {
             Precision::Fp32 | Precision::Tf32 => 4,
             Precision::Fp16 => 2,
+            Precision::Fp8E4m3 | Precision::Fp8E5m2 => 1,
         }
+    }
+
+    /// Bytes per element of C: that of A and B, except FP8's fp16 output.
+    pub fn output_bytes(&self) -> usize {
+        match self {
+            Precision::Fp8E4m3 | Precision::Fp8E5m2 => 2,
+            other => other.element_bytes(),
+        }
+    }
+
+    /// Whether this precision's rungs take B stored `[n, k]` (C = A·Bᵀ): the FP8 ones, as
+    /// cuBLASLt's FP8 GEMM and the Triton tutorial's fp8 run do.
+    pub fn takes_b_nk(&self) -> bool {
+        matches!(self, Precision::Fp8E4m3 | Precision::Fp8E5m2)
     }
 }
 
@@ -425,6 +458,27 @@ pub const RUNGS: &[Rung] = &[
         shared_mem: SharedMem::Fixed(geometry::v19::SHARED_BYTES as usize),
         ..v17_row()
     },
+    Rung {
+        name: "v20",
+        idea: "FP8 e4m3 on wgmma (v18's kernel), B [n, k]",
+        entry: "hgemm_v20_fp8_e4m3",
+        grid: GridOrder::Persistent,
+        precision: Precision::Fp8E4m3,
+        // The same block, stages and shared memory as v17 (`geometry::v20` re-exports them).
+        block_dim: (geometry::v20::THREADS, 1),
+        shared_mem: SharedMem::Fixed(geometry::v20::SHARED_BYTES as usize),
+        ..v17_row()
+    },
+    Rung {
+        name: "v20-e5m2",
+        idea: "v20 with e5m2 operands",
+        entry: "hgemm_v20_fp8_e5m2",
+        grid: GridOrder::Persistent,
+        precision: Precision::Fp8E5m2,
+        block_dim: (geometry::v20::THREADS, 1),
+        shared_mem: SharedMem::Fixed(geometry::v20::SHARED_BYTES as usize),
+        ..v17_row()
+    },
 ];
 
 /// v17's row, which v18 shares but for its entry and grid.
@@ -650,8 +704,11 @@ impl Rung {
             }
         }
         let per_16_bytes = 16 / self.precision.element_bytes();
+        // B's rows run along n when it is stored `[k, n]` and read as it is; along k when the
+        // rung takes B `[n, k]` or reads a transposed copy.
+        let b_rows_along_k = self.transposes_b() || self.precision.takes_b_nk();
         let rows_off = !shape.k.is_multiple_of(per_16_bytes)
-            || (!self.transposes_b() && !shape.n.is_multiple_of(per_16_bytes));
+            || (!b_rows_along_k && !shape.n.is_multiple_of(per_16_bytes));
         if self.tensor_maps && rows_off {
             return Err(GemmError::TmaRows {
                 rung: self.name,

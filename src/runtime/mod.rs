@@ -52,9 +52,21 @@ pub struct Runtime {
     info: DeviceInfo,
 }
 
-/// What a pair of TMA tensor maps describes: the addresses of A and B, the shape, and whether
-/// they are fp32 maps (of A and B's transposed copy, TF32) rather than fp16.
-pub(crate) type TensorMapKey = (u64, u64, usize, usize, usize, bool);
+/// What a pair of TMA tensor maps describes: the addresses of A and B, the shape, and their
+/// element type and layout.
+pub(crate) type TensorMapKey = (u64, u64, usize, usize, usize, MapKind);
+
+/// The element type and layout of a pair of the ladder's tensor maps: an address freed by one
+/// rung may come back for another's buffers, so the kind is part of the key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum MapKind {
+    /// fp16 A `[m, k]` and B `[k, n]` (v17, v18).
+    F16,
+    /// fp32 A `[m, k]` and B's transposed `[n, k]` copy (v19).
+    Tf32Copy,
+    /// One-byte A `[m, k]` and B `[n, k]` (v20).
+    Fp8,
+}
 
 /// Fails with [`GemmError::NoGpu`] unless the driver library is present and reports a device
 /// numbered `ordinal`. cudarc panics where a library is missing, so this looks first.

@@ -46,6 +46,8 @@ pub enum MapElement {
     Bf16,
     /// IEEE binary32 (the TF32 kernels read it as TF32).
     F32,
+    /// One byte (the FP8 kernels' e4m3 and e5m2: the TMA only moves bytes).
+    U8,
 }
 
 impl MapElement {
@@ -54,6 +56,7 @@ impl MapElement {
         match self {
             MapElement::F16 | MapElement::Bf16 => 2,
             MapElement::F32 => 4,
+            MapElement::U8 => 1,
         }
     }
 }
@@ -254,6 +257,7 @@ pub fn encode_map(
         MapElement::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         MapElement::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         MapElement::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        MapElement::U8 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
     };
     let element_strides = [1u32; 3];
     let mut map = std::mem::MaybeUninit::<CUtensorMap>::zeroed();
@@ -382,5 +386,15 @@ mod tests {
         // A batch stride of 36·100 + 2 floats is not a multiple of 16 bytes.
         let v = view(100, 36, 36, 2, 3602);
         assert!(tiled_map_spec(MapElement::F32, &v, 32, 128).is_err());
+    }
+
+    #[test]
+    fn byte_rows_are_16_bytes_every_16_elements() {
+        // FP8's A of 100 × 144 (ld 144 bytes) in boxes of 128 × 128 (128 bytes wide).
+        let spec = tiled_map_spec(MapElement::U8, &view(100, 144, 144, 1, 0), 128, 128).unwrap();
+        assert_eq!(spec.strides[0], 144);
+        // ld 136 is not a multiple of 16 bytes; a 256-column box is 256 bytes.
+        assert!(tiled_map_spec(MapElement::U8, &view(100, 136, 136, 1, 0), 128, 128).is_err());
+        assert!(tiled_map_spec(MapElement::U8, &view(100, 144, 144, 1, 0), 256, 128).is_err());
     }
 }
