@@ -215,6 +215,9 @@ mod tests {
             "hgemm_v16_wgmma",
             "hgemm_v17_tma_warp_specialized",
             "hgemm_v18_persistent",
+            "sgemm_v19_tf32_wgmma",
+            "hgemm_v20_fp8_e4m3",
+            "hgemm_v20_fp8_e5m2",
         ] {
             assert!(HOPPER.has_entry(hopper_only), "{hopper_only}");
             assert!(
