@@ -440,6 +440,72 @@ pub unsafe fn store_f16x2_or_partial(
     }
 }
 
+/// Writes four fp16 values, packed two per register in `low` (elements `col, col + 1`) and
+/// `high` (`col + 2, col + 3`), to row `row` of a `rows × cols` row-major fp16 matrix, skipping
+/// any outside it: one 64-bit store when all four lie inside and `cols` is a multiple of 4 (so
+/// that the address is 8-byte aligned), else up to four 16-bit stores.
+///
+/// # Safety
+/// When `row < rows`, `matrix` must point to a writable row-major `rows × cols` fp16 matrix,
+/// 8-byte aligned, and `col` must be a multiple of 4; elements outside the matrix are not
+/// touched.
+#[inline(always)]
+pub unsafe fn store_f16x4_or_partial(
+    matrix: *mut u16,
+    rows: u32,
+    cols: u32,
+    row: u32,
+    col: u32,
+    low: u32,
+    high: u32,
+) {
+    if row >= rows {
+        return;
+    }
+    let at_col = unsafe { matrix.add(at(row, col, cols)) };
+    if cols % 4 == 0 && col + 4 <= cols {
+        // SAFETY: four elements inside the matrix, 8-byte aligned (base, row stride and col).
+        unsafe {
+            core::arch::asm!(
+                "st.global.v2.b32 [{at}], {{{low}, {high}}};",
+                at = in(reg64) at_col,
+                low = in(reg32) low,
+                high = in(reg32) high,
+                options(nostack),
+            )
+        };
+    } else {
+        let values = [
+            low as u16,
+            (low >> 16) as u16,
+            high as u16,
+            (high >> 16) as u16,
+        ];
+        seq!(i in 0..4 {
+            if col + i < cols {
+                // SAFETY: (row, col + i) lies inside the matrix.
+                unsafe { at_col.add(i).write(values[i]) };
+            }
+        });
+    }
+}
+
+/// `value` of lane `lane ^ mask` of the warp: `shfl.sync.bfly`, which every lane of the warp
+/// must execute together.
+#[inline(always)]
+pub fn shuffle_xor_u32(value: u32, mask: u32) -> u32 {
+    let out: u32;
+    // SAFETY: a warp-collective register exchange; the caller has every lane execute it.
+    unsafe {
+        core::arch::asm!(
+            "shfl.sync.bfly.b32 {o}, {i}, {mask}, 0x1f, 0xffffffff;",
+            o = out(reg32) out, i = in(reg32) value, mask = in(reg32) mask,
+            options(nomem, nostack),
+        )
+    };
+    out
+}
+
 /// Eight consecutive fp16 (or bf16) elements `col..col + 8` of row `row` of a `rows × cols`
 /// row-major matrix whose rows are `ld` elements apart, zeros outside it, packed two per
 /// register (low half first), by 16-bit loads: the path for rows whose starts are not 16-byte

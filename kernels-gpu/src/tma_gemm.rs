@@ -46,8 +46,9 @@
 //! of its 64×256 slice in `acc[i]`.
 
 use crate::device::{
-    block_x, block_z, grid_dim_x, shared_address, shared_f32, store_f16x2_or_partial,
-    store2_or_partial, sync_threads, thread_x, trap,
+    block_x, block_z, grid_dim_x, shared_address, shared_f32, shuffle_xor_u32,
+    store_f16x2_or_partial, store_f16x4_or_partial, store2_or_partial, sync_threads, thread_x,
+    trap,
 };
 use crate::element::{Bf16, E4m3, E5m2, Element, F16};
 use crate::epilogue::apply;
@@ -125,7 +126,7 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
 /// # Safety
 /// `maps` must hold the two tensor maps of `sgemm::v20_fp8_wgmma` for these `m`, `n`, `k`;
 /// `scales` must point to two readable f32 (`scale_a`, `scale_b`); `c` must hold `m·n` fp16
-/// values (4-byte aligned); the launch must be v18's.
+/// values (8-byte aligned); the launch must be v18's.
 #[inline(always)]
 pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
     c: *mut F16,
@@ -141,15 +142,47 @@ pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
     // scale pointers).
     // SAFETY: the caller's contract (two readable f32).
     let scale = unsafe { scales.read() * scales.add(1).read() };
+    // Stores of four fp16 (8 bytes) instead of two: the four lanes of a quad hold columns
+    // 2q, 2q + 1 of every 8-column block j; lanes q and q ^ 1 swap one pair, so that the even
+    // lane holds columns 4·(q / 2) .. + 3 of block 2p and the odd lane the same of block 2p + 1.
+    // A warp's store then covers 32 contiguous bytes of each of its 8 rows (whole sectors), where
+    // pairs covered 16: half the store instructions and half the sectors, for one shuffle per
+    // store. The epilogue weighs twice as much here as in v18 (the FP8 main loop is twice as
+    // fast), which is why this rung has it.
     let store = #[inline(always)]
     |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
-        seq!(j in 0..32 {
-            let col = first_col + 8 * j;
-            // SAFETY: `store_dense_pair` skips elements outside the m×n matrix `c` (`col` is
-            // even).
+        let quad_lane = (first_col >> 1) & 3; // first_col = the tile's column + 2·(lane % 4)
+        let odd = quad_lane & 1 == 1;
+        let col = first_col - 2 * quad_lane + 4 * (quad_lane >> 1) + if odd { 8 } else { 0 };
+        let swap = #[inline(always)]
+        |block_even: u32, block_odd: u32| {
+            let (keep, send) = if odd {
+                (block_odd, block_even)
+            } else {
+                (block_even, block_odd)
+            };
+            let received = shuffle_xor_u32(send, 1);
+            if odd {
+                (received, keep)
+            } else {
+                (keep, received)
+            }
+        };
+        seq!(p in 0..16 {
+            // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8).
+            let (low, high) = swap(
+                pack_f16x2(scale * acc[8 * p], scale * acc[8 * p + 1]),
+                pack_f16x2(scale * acc[8 * p + 4], scale * acc[8 * p + 5]),
+            );
+            let (low_8, high_8) = swap(
+                pack_f16x2(scale * acc[8 * p + 2], scale * acc[8 * p + 3]),
+                pack_f16x2(scale * acc[8 * p + 6], scale * acc[8 * p + 7]),
+            );
+            // SAFETY: `store_f16x4_or_partial` skips elements outside the m×n matrix `c`
+            // (`col + 16p` is a multiple of 4; `c` is 256-byte aligned).
             unsafe {
-                F16::store_dense_pair(c, m, n, row, col, scale * acc[4 * j], scale * acc[4 * j + 1]);
-                F16::store_dense_pair(c, m, n, row + 8, col, scale * acc[4 * j + 2], scale * acc[4 * j + 3]);
+                store_f16x4_or_partial(c as *mut u16, m, n, row, col + 16 * p, low, high);
+                store_f16x4_or_partial(c as *mut u16, m, n, row + 8, col + 16 * p, low_8, high_8);
             }
         });
     };

@@ -21,13 +21,14 @@
 //! rate. At FP8 the same tile moves the same bytes per stage but the tensor cores finish it in
 //! half the time, so the pipeline's feeding (TMA, L2) is what this rung tests.
 //!
-//! **Measured** (H100, `docs/results/h100-fp8-wgmma`, three runs, medians): 4096³ 1164 TFLOP/s,
-//! **82.7% of cuBLASLt FP8** (1375–1408 TFLOP/s, fast accumulation, same layout and scales);
-//! 8192³ 1351 TFLOP/s, **89.6%** (cuBLASLt 1503). e5m2 runs 1–2% faster than e4m3 (1180 and
-//! 1374 TFLOP/s); cuBLASLt has no e5m2 × e5m2 GEMM to compare with. What limits it: the same
-//! 48 KiB per stage now feeds twice the multiply-adds, so the per-tile epilogue (128×256 fp16
-//! stored from registers while the tensor cores wait) and the L2 → SM traffic weigh twice as
-//! much as in v18; see `docs/ladder.md`.
+//! **Measured** (H100, `docs/results/h100-fp8-wgmma`, three runs, medians): 4096³ 1363 TFLOP/s,
+//! **101.5% of cuBLASLt FP8** (1236–1376 TFLOP/s, fast accumulation, same layout and scales);
+//! 8192³ 1460 TFLOP/s, **98.2%** (cuBLASLt 1486–1488). e5m2 runs 2–3% faster than e4m3 (1389
+//! and 1500 TFLOP/s); cuBLASLt has no e5m2 × e5m2 GEMM to compare with. The epilogue matters
+//! twice as much as in v18 (the same 48 KiB per stage feeds twice the multiply-adds): with
+//! v18's stores of fp16 pairs this rung ran at 82.7% and 89.6%; storing four fp16 per lane
+//! (one shuffle between neighbouring lanes, whole 32-byte sectors per warp and row) gave the
+//! numbers above. See `docs/ladder.md`.
 //!
 //! **Accumulation.** `wgmma` with FP8 inputs keeps its fp32 accumulators at reduced precision
 //! (the DeepSeek-V3 report measured about 14 bits retained on H800); the error model in
