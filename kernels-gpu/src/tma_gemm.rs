@@ -105,6 +105,12 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
     // Inlined into the body like the code it replaces (a call would spill the accumulators).
     let store = #[inline(always)]
     |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
+        if E::IS_F16 {
+            // fp16 (v17, v18): four values per store (see `store_f16_quads`).
+            // SAFETY: `c` holds the m×n fp16 matrix, 256-byte aligned.
+            unsafe { store_f16_quads(c as *mut u16, m, n, acc, row, first_col, None) };
+            return;
+        }
         seq!(j in 0..32 {
             let col = first_col + 8 * j;
             // SAFETY: `store_dense_pair` skips elements outside the m×n matrix `c` (`col` is
@@ -142,52 +148,76 @@ pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
     // scale pointers).
     // SAFETY: the caller's contract (two readable f32).
     let scale = unsafe { scales.read() * scales.add(1).read() };
-    // Stores of four fp16 (8 bytes) instead of two: the four lanes of a quad hold columns
-    // 2q, 2q + 1 of every 8-column block j; lanes q and q ^ 1 swap one pair, so that the even
-    // lane holds columns 4·(q / 2) .. + 3 of block 2p and the odd lane the same of block 2p + 1.
-    // A warp's store then covers 32 contiguous bytes of each of its 8 rows (whole sectors), where
-    // pairs covered 16: half the store instructions and half the sectors, for one shuffle per
-    // store. The epilogue weighs twice as much here as in v18 (the FP8 main loop is twice as
-    // fast), which is why this rung has it.
     let store = #[inline(always)]
     |acc: &[f32; 128], _z: u32, row: u32, first_col: u32| {
-        let quad_lane = (first_col >> 1) & 3; // first_col = the tile's column + 2·(lane % 4)
-        let odd = quad_lane & 1 == 1;
-        let col = first_col - 2 * quad_lane + 4 * (quad_lane >> 1) + if odd { 8 } else { 0 };
-        let swap = #[inline(always)]
-        |block_even: u32, block_odd: u32| {
-            let (keep, send) = if odd {
-                (block_odd, block_even)
-            } else {
-                (block_even, block_odd)
-            };
-            let received = shuffle_xor_u32(send, 1);
-            if odd {
-                (received, keep)
-            } else {
-                (keep, received)
-            }
-        };
-        seq!(p in 0..16 {
-            // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8).
-            let (low, high) = swap(
-                pack_f16x2(scale * acc[8 * p], scale * acc[8 * p + 1]),
-                pack_f16x2(scale * acc[8 * p + 4], scale * acc[8 * p + 5]),
-            );
-            let (low_8, high_8) = swap(
-                pack_f16x2(scale * acc[8 * p + 2], scale * acc[8 * p + 3]),
-                pack_f16x2(scale * acc[8 * p + 6], scale * acc[8 * p + 7]),
-            );
-            // SAFETY: `store_f16x4_or_partial` skips elements outside the m×n matrix `c`
-            // (`col + 16p` is a multiple of 4; `c` is 256-byte aligned).
-            unsafe {
-                store_f16x4_or_partial(c as *mut u16, m, n, row, col + 16 * p, low, high);
-                store_f16x4_or_partial(c as *mut u16, m, n, row + 8, col + 16 * p, low_8, high_8);
-            }
-        });
+        // SAFETY: `c` holds the m×n fp16 matrix (the caller's contract).
+        unsafe { store_f16_quads(c as *mut u16, m, n, acc, row, first_col, Some(scale)) };
     };
     // SAFETY: the caller's contract is the body's (B `[n, k]`, 2-D maps, one product).
     unsafe { tma_wgmma::<O, true, false, false>(&problem, maps, store) };
+}
+
+/// Stores this thread's 128 accumulators of a tile (layout in the module documentation: rows
+/// `row` and `row + 8`, columns `first_col + 8j, +1`), times `scale` if any, as fp16 into the
+/// dense row-major m×n matrix `c`, skipping elements outside it: four fp16 (8 bytes) per store
+/// instead of two. The four lanes of a quad hold columns 2q, 2q + 1 of every 8-column block j;
+/// lanes q and q ^ 1 swap one pair, so that the even lane holds columns 4·(q / 2) .. + 3 of
+/// block 2p and the odd lane the same of block 2p + 1. A warp's store then covers 32
+/// contiguous bytes of each of its 8 rows (whole sectors), where pairs covered 16: half the
+/// store instructions and half the sectors, for one shuffle per store.
+///
+/// # Safety
+/// `c` must point to a writable m×n fp16 matrix, 8-byte aligned; every lane of the warp must
+/// call this together (it shuffles), with the accumulator layout of the module documentation.
+#[inline(always)]
+unsafe fn store_f16_quads(
+    c: *mut u16,
+    m: u32,
+    n: u32,
+    acc: &[f32; 128],
+    row: u32,
+    first_col: u32,
+    scale: Option<f32>,
+) {
+    let scaled = #[inline(always)]
+    |x: f32| match scale {
+        Some(scale) => scale * x,
+        None => x,
+    };
+    let quad_lane = (first_col >> 1) & 3; // first_col = the tile's column + 2·(lane % 4)
+    let odd = quad_lane & 1 == 1;
+    let col = first_col - 2 * quad_lane + 4 * (quad_lane >> 1) + if odd { 8 } else { 0 };
+    let swap = #[inline(always)]
+    |block_even: u32, block_odd: u32| {
+        let (keep, send) = if odd {
+            (block_odd, block_even)
+        } else {
+            (block_even, block_odd)
+        };
+        let received = shuffle_xor_u32(send, 1);
+        if odd {
+            (received, keep)
+        } else {
+            (keep, received)
+        }
+    };
+    seq!(p in 0..16 {
+        // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8).
+        let (low, high) = swap(
+            pack_f16x2(scaled(acc[8 * p]), scaled(acc[8 * p + 1])),
+            pack_f16x2(scaled(acc[8 * p + 4]), scaled(acc[8 * p + 5])),
+        );
+        let (low_8, high_8) = swap(
+            pack_f16x2(scaled(acc[8 * p + 2]), scaled(acc[8 * p + 3])),
+            pack_f16x2(scaled(acc[8 * p + 6]), scaled(acc[8 * p + 7])),
+        );
+        // SAFETY: `store_f16x4_or_partial` skips elements outside the m×n matrix `c`
+        // (`col + 16p` is a multiple of 4; `c` is 8-byte aligned).
+        unsafe {
+            store_f16x4_or_partial(c, m, n, row, col + 16 * p, low, high);
+            store_f16x4_or_partial(c, m, n, row + 8, col + 16 * p, low_8, high_8);
+        }
+    });
 }
 
 /// The operand types of the TMA + `wgmma` GEMM: what a stage holds and which `wgmma` reads it.
@@ -213,6 +243,8 @@ pub trait WgmmaOperand {
 /// The element types whose operands and results have the same type (fp16, bf16, fp32 as
 /// TF32): how a result pair is stored.
 pub trait WgmmaElement: Element + WgmmaOperand {
+    /// Whether this is fp16, whose ladder tiles are stored four values at a time.
+    const IS_F16: bool = false;
     /// Stores `low` and `high`, rounded to this type, at `at` and `at + 1` with one store.
     ///
     /// # Safety
@@ -261,6 +293,7 @@ impl WgmmaOperand for F16 {
 }
 
 impl WgmmaElement for F16 {
+    const IS_F16: bool = true;
     #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract.

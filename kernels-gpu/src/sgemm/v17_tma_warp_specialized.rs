@@ -19,7 +19,8 @@
 //! `k` otherwise work, because the TMA fills everything outside the matrices with zeros.
 //!
 //! **Measured** (H100, 4096³, `docs/results/h100-ladder`): 663.8 TFLOP/s, 87% of cuBLAS fp16
-//! (762 TFLOP/s; 89% in the previous build's run); 94% at 8192³.
+//! (762 TFLOP/s; 89% in the previous build's run); 94% at 8192³. With four fp16 per store (a later build,
+//! `docs/results/h100-v18-quad-store`): 98.2% at 4096³ and 97.8% at 8192³ (medians of three).
 //!
 //! Launch: 288 threads (2 consumer warpgroups of 64 rows each, then the producer warp), grid
 //! ⌈m/128⌉·⌈n/256⌉ (1-D, grouped), [`SHARED_BYTES`] of dynamic shared memory; one extra

@@ -15,6 +15,9 @@
 //! fp16** (762 TFLOP/s; 90.5% in the previous build's run, 89.3–93.1% in earlier runs), the
 //! best rung; 93% at 8192³, 95.5% at 1024×8192×8192. Only 1–2% over v17: Nsight Compute on
 //! v17 (an earlier build) puts L2 at 47% and DRAM at 24% of peak, so block setup was a small part of the gap (see `docs/ladder.md`).
+//! With four fp16 per store (`tma_gemm::store_f16_quads`, found on v20; a later build,
+//! `docs/results/h100-v18-quad-store`, three runs): **99.8% of cuBLAS fp16 at 4096³** (732
+//! TFLOP/s) and 98.6% at 8192³ (742).
 //!
 //! Launch: v17's, except the grid: min(⌈m/128⌉·⌈n/256⌉, SMs) blocks (the host's `Persistent`
 //! grid order).
