@@ -169,6 +169,11 @@ fn geometry_of(rung: &Rung, k: usize) -> Option<Geometry> {
             (geometry::v19::BLOCK_TILE_M, geometry::v19::BLOCK_TILE_N),
             geometry::v19::SHARED_BYTES as usize,
         ),
+        "hgemm_v20_fp8_e4m3" | "hgemm_v20_fp8_e5m2" => (
+            (geometry::v20::THREADS, 1),
+            (geometry::v20::BLOCK_TILE_M, geometry::v20::BLOCK_TILE_N),
+            geometry::v20::SHARED_BYTES as usize,
+        ),
         _ => return None,
     };
     Some(Geometry {
@@ -206,8 +211,8 @@ fn v11_tile(candidate: &Rung) -> geometry::v10::BlockTile {
 
 #[test]
 fn ladder_rungs_launch_the_geometry_their_kernels_are_built_with() {
-    let k = 296;
-    // n and k multiples of 8, as the TMA rungs need; m ragged.
+    let k = 304;
+    // n and k multiples of 8, as the TMA rungs need (and k of 16, as v20 needs); m ragged.
     let shape = GemmShape::new(257, 264, k).unwrap();
     for rung in ladder_kernels() {
         let Geometry {

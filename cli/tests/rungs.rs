@@ -119,6 +119,10 @@ fn every_entry_takes_a_b_c_m_n_k() {
         if rung.tensor_maps {
             expected.push("u64");
         }
+        if rung.precision.takes_b_nk() {
+            // FP8 (v20): the address of the two per-tensor scales.
+            expected.push("u64");
+        }
         assert_eq!(
             entry_params(rung.entry),
             expected,
@@ -134,12 +138,14 @@ fn tma_rungs_refuse_rows_off_16_byte_boundaries() {
     let tma: Vec<_> = kernels().into_iter().filter(|r| r.tensor_maps).collect();
     assert!(!tma.is_empty(), "no TMA rung in the table");
     for rung in tma {
-        // Rows of 16 bytes: 8 fp16 or 4 fp32 elements. A rung that transposes B first (v19)
-        // reads B's copy, whose rows it pads: only k matters there.
+        // Rows of 16 bytes: 8 fp16, 4 fp32 or 16 FP8 elements. A rung that transposes B first
+        // (v19) reads B's copy, whose rows it pads, and one that takes B `[n, k]` (v20) reads
+        // rows along k: only k matters there.
         let multiple = 16 / rung.precision.element_bytes();
         for (m, n, k) in [(64, 64, 63), (64, 63, 64), (5, 129, 131), (64, 64, 36)] {
             let shape = GemmShape::new(m, n, k).unwrap();
-            let off = k % multiple != 0 || (!rung.transposes_b() && n % multiple != 0);
+            let b_rows_along_k = rung.transposes_b() || rung.precision.takes_b_nk();
+            let off = k % multiple != 0 || (!b_rows_along_k && n % multiple != 0);
             match (rung.launch(&shape, H100_MAX_SHARED), off) {
                 (
                     Err(GemmError::TmaRows {
@@ -160,8 +166,8 @@ fn tma_rungs_refuse_rows_off_16_byte_boundaries() {
                 ),
             }
         }
-        // Ragged m, and k and n multiples of 8 but not of any tile, are fine.
-        for (m, n, k) in [(1, 8, 8), (1000, 1000, 1000), (127, 136, 72)] {
+        // Ragged m, and k and n multiples of 8 (k of 16) but not of any tile, are fine.
+        for (m, n, k) in [(1, 8, 16), (1000, 1000, 1008), (127, 136, 80)] {
             let shape = GemmShape::new(m, n, k).unwrap();
             assert!(
                 rung.launch(&shape, H100_MAX_SHARED).is_ok(),
@@ -349,8 +355,8 @@ fn grid_limits_are_enforced() {
         // The largest shape that fits the grid, and one more row (or column) of tiles.
         let (fits, too_many, axis, limit) = match rung.grid {
             GridOrder::RowMajor => (
-                shape(MAX_GRID_Y as usize * tm, 8, 8),
-                shape(MAX_GRID_Y as usize * tm + 1, 8, 8),
+                shape(MAX_GRID_Y as usize * tm, 8, 16),
+                shape(MAX_GRID_Y as usize * tm + 1, 8, 16),
                 "y",
                 MAX_GRID_Y,
             ),
@@ -359,8 +365,8 @@ fn grid_limits_are_enforced() {
                 let tiles_n = MAX_DIMENSION / tn;
                 let tiles_m = MAX_GRID_X as usize / tiles_n;
                 (
-                    shape(tiles_m * tm, tiles_n * tn, 8),
-                    shape((tiles_m + 1) * tm, tiles_n * tn, 8),
+                    shape(tiles_m * tm, tiles_n * tn, 16),
+                    shape((tiles_m + 1) * tm, tiles_n * tn, 16),
                     "x",
                     MAX_GRID_X,
                 )
