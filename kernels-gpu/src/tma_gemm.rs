@@ -403,46 +403,40 @@ impl WgmmaElement for f32 {
     }
 }
 
-impl WgmmaOperand for E4m3 {
-    const TILE_K: u32 = gemm_geometry::v20::TILE_K;
-    #[inline(always)]
-    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
-        if TRANS_B != B_K_MAJOR {
-            // Unreachable: no FP8 entry takes B `[k, n]` (the branch folds away).
-            trap();
+/// The FP8 operand types: the same stage and descriptors, `wgmma.m64n256k32` with the type
+/// `$e5m2` selects (e5m2 or e4m3); B `[n, k]` only.
+macro_rules! fp8_operand {
+    ($ty:ty, $e5m2:literal) => {
+        impl WgmmaOperand for $ty {
+            const TILE_K: u32 = gemm_geometry::v20::TILE_K;
+            #[inline(always)]
+            unsafe fn mma<const TRANS_B: u32>(
+                acc: &mut [f32; 128],
+                a: u64,
+                b: u64,
+                accumulate: bool,
+            ) {
+                if TRANS_B != B_K_MAJOR {
+                    // Unreachable: no FP8 entry takes B `[k, n]` (the branch folds away).
+                    trap();
+                }
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n256k32_fp8::<$e5m2>(acc, a, b, accumulate) }
+            }
+            #[inline(always)]
+            unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+                if TRANS_B != B_K_MAJOR {
+                    trap();
+                }
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n256k32_fp8_overwrite::<$e5m2>(acc, a, b) }
+            }
         }
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k32_fp8::<false>(acc, a, b, accumulate) }
-    }
-    #[inline(always)]
-    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
-        if TRANS_B != B_K_MAJOR {
-            trap();
-        }
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k32_fp8_overwrite::<false>(acc, a, b) }
-    }
+    };
 }
 
-impl WgmmaOperand for E5m2 {
-    const TILE_K: u32 = gemm_geometry::v20::TILE_K;
-    #[inline(always)]
-    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
-        if TRANS_B != B_K_MAJOR {
-            trap();
-        }
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k32_fp8::<true>(acc, a, b, accumulate) }
-    }
-    #[inline(always)]
-    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
-        if TRANS_B != B_K_MAJOR {
-            trap();
-        }
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k32_fp8_overwrite::<true>(acc, a, b) }
-    }
-}
+fp8_operand!(E4m3, false);
+fp8_operand!(E5m2, true);
 
 /// The extent of one product for [`tma_wgmma`]; the matrices themselves are behind the maps.
 pub struct Problem {
