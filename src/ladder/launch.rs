@@ -4,7 +4,7 @@
 use crate::element::Element;
 use crate::ladder::rungs::{Epilogue, Precision};
 use crate::runtime::tensor_map::{MapElement, MatrixView};
-use crate::runtime::transpose::{TransposeSource, TransposedCopy};
+use crate::runtime::transpose::TransposeSource;
 use crate::runtime::{MapKind, Runtime};
 use crate::{GemmError, GemmShape, Rung};
 use cudarc::driver::{DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg};
@@ -78,7 +78,7 @@ impl Runtime {
             block_dim: (launch.block.0, launch.block.1, 1),
             shared_mem_bytes: launch.shared_mem_bytes,
         };
-        let maps = self.fp8_tensor_maps_for(a, b, shape)?;
+        let maps = self.tensor_maps_for(MapKind::Fp8, a, b, shape.k, shape)?;
         let (m, n, k) = (shape.m as u32, shape.n as u32, shape.k as u32);
         let mut builder = stream.launch_builder(&function);
         builder.arg(&a).arg(&b).arg(&c).arg(&m).arg(&n).arg(&k);
@@ -90,44 +90,6 @@ impl Runtime {
         unsafe { builder.launch(config) }
             .map(drop)
             .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
-    }
-
-    /// The device address of v20's tensor maps (A `[m, k]` in boxes of 128 × 128 bytes, then B
-    /// `[n, k]` in boxes of 256 rows × 128 bytes, one-byte elements, 128-byte swizzle, zeros
-    /// outside), built on first use and kept for later launches on the same buffers and shape.
-    fn fp8_tensor_maps_for(&self, a: u64, b: u64, shape: &GemmShape) -> Result<u64, GemmError> {
-        let key = (a, b, shape.m, shape.n, shape.k, MapKind::Fp8);
-        let mut cache = self
-            .tensor_maps
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(maps) = cache.get(&key) {
-            return Ok(self.address(maps));
-        }
-        let mut bytes = Vec::with_capacity(256);
-        for (address, rows, [box_cols, box_rows]) in [
-            (a, shape.m, geometry::v20::A_BOX),
-            (b, shape.n, geometry::v20::B_NK_BOX),
-        ] {
-            let view = MatrixView {
-                address,
-                rows: rows as u64,
-                cols: shape.k as u64,
-                ld: shape.k as u64,
-                batch: 1,
-                batch_stride: 0,
-            };
-            bytes.extend_from_slice(&encode_tensor_map(
-                MapElement::U8,
-                &view,
-                box_cols,
-                box_rows,
-            )?);
-        }
-        let maps = self.upload_raw(&bytes)?;
-        let ptr = self.address(&maps);
-        cache.insert(key, maps);
-        Ok(ptr)
     }
 
     fn launch<T: Element>(
@@ -186,7 +148,12 @@ impl Runtime {
             None
         };
         let maps = if rung.tensor_maps {
-            Some(self.tensor_maps_for(a, b, copy.as_ref(), shape)?)
+            Some(match &copy {
+                Some(copy) => {
+                    self.tensor_maps_for(MapKind::Tf32Copy, a, copy.address, copy.ld, shape)?
+                }
+                None => self.tensor_maps_for(MapKind::F16, a, b, shape.n, shape)?,
+            })
         } else {
             None
         };
@@ -210,26 +177,22 @@ impl Runtime {
             .map_err(|e| GemmError::cuda(format!("launching {}", rung.entry), e))
     }
 
-    /// The device address of the TMA tensor maps (A, then B, 128 bytes each) for `a` (m×k)
-    /// and `b` (k×n), or B's transposed `copy` (n×k), built on first use and kept for later
-    /// launches on the same buffers and shape, 128-byte swizzle, zeros outside the matrices.
-    /// fp16 (v17, v18): A in boxes of 128 rows × 64 columns, B in boxes of 64 × 64. TF32 (v19):
-    /// fp32 A in boxes of 128 × 32, the copy of B in boxes of 256 × 32.
+    /// The device address of the TMA tensor maps (A, then B, 128 bytes each) of `kind` for `a`
+    /// (m×k) and `b` (rows `ldb` elements apart), built on first use and kept for later
+    /// launches on the same buffers, shape and kind, 128-byte swizzle, zeros outside the
+    /// matrices. fp16 (v17, v18): A in boxes of 128 rows × 64 columns, B `[k, n]` in boxes of
+    /// 64 × 64. TF32 (v19): fp32 A in boxes of 128 × 32, B's transposed copy (n×k) in boxes of
+    /// 256 × 32. FP8 (v20): one-byte A in boxes of 128 × 128, B `[n, k]` in boxes of 256 × 128.
     fn tensor_maps_for(
         &self,
+        kind: MapKind,
         a: u64,
         b: u64,
-        copy: Option<&TransposedCopy<'_>>,
+        ldb: usize,
         shape: &GemmShape,
     ) -> Result<u64, GemmError> {
-        let b = copy.map_or(b, |copy| copy.address);
-        // The element type is part of the key: an fp16 B freed earlier may have had the
-        // address the copy has now.
-        let kind = if copy.is_some() {
-            MapKind::Tf32Copy
-        } else {
-            MapKind::F16
-        };
+        // The kind is part of the key: an fp16 B freed earlier may have had the address a
+        // TF32 copy or an FP8 B has now.
         let key = (a, b, shape.m, shape.n, shape.k, kind);
         let mut cache = self
             .tensor_maps
@@ -241,19 +204,26 @@ impl Runtime {
         let mut bytes = Vec::with_capacity(256);
         // (address, columns, rows, leading dimension, [box columns, box rows]): dimensions
         // innermost first.
-        let (element, maps) = match copy {
-            Some(copy) => (
-                MapElement::F32,
-                [
-                    (a, shape.k, shape.m, shape.k, geometry::v19::A_BOX),
-                    (b, shape.k, shape.n, copy.ld, geometry::v19::B_NK_BOX),
-                ],
-            ),
-            None => (
+        let (element, maps) = match kind {
+            MapKind::F16 => (
                 MapElement::F16,
                 [
                     (a, shape.k, shape.m, shape.k, geometry::v17::A_BOX),
-                    (b, shape.n, shape.k, shape.n, geometry::v17::B_KN_BOX),
+                    (b, shape.n, shape.k, ldb, geometry::v17::B_KN_BOX),
+                ],
+            ),
+            MapKind::Tf32Copy => (
+                MapElement::F32,
+                [
+                    (a, shape.k, shape.m, shape.k, geometry::v19::A_BOX),
+                    (b, shape.k, shape.n, ldb, geometry::v19::B_NK_BOX),
+                ],
+            ),
+            MapKind::Fp8 => (
+                MapElement::U8,
+                [
+                    (a, shape.k, shape.m, shape.k, geometry::v20::A_BOX),
+                    (b, shape.k, shape.n, ldb, geometry::v20::B_NK_BOX),
                 ],
             ),
         };
