@@ -101,35 +101,17 @@ pub fn check_shape(
                 let model = ErrorModel::for_precision(rung.precision);
                 Ok(match rung.precision {
                     Precision::Fp32 | Precision::Tf32 => {
-                        if fp32.is_none() {
-                            fp32 = Some(Case::new(gpu, &a_host, &b_host, shape)?);
-                        }
-                        fp32.as_mut()
-                            .expect("just made")
+                        made(&mut fp32, || Case::new(gpu, &a_host, &b_host, shape))?
                             .run(gpu, rung, shape, &model)?
                     }
-                    Precision::Fp16 => {
-                        if fp16.is_none() {
-                            fp16 = Some(Case::new(gpu, &a_host, &b_host, shape)?);
-                        }
-                        fp16.as_mut()
-                            .expect("just made")
-                            .run(gpu, rung, shape, &model)?
-                    }
+                    Precision::Fp16 => made(&mut fp16, || Case::new(gpu, &a_host, &b_host, shape))?
+                        .run(gpu, rung, shape, &model)?,
                     Precision::Fp8E4m3 => {
-                        if e4m3.is_none() {
-                            e4m3 = Some(Fp8Case::new(gpu, &a_host, &b_host, shape)?);
-                        }
-                        e4m3.as_mut()
-                            .expect("just made")
+                        made(&mut e4m3, || Fp8Case::new(gpu, &a_host, &b_host, shape))?
                             .run(gpu, rung, shape, &model)?
                     }
                     Precision::Fp8E5m2 => {
-                        if e5m2.is_none() {
-                            e5m2 = Some(Fp8Case::new(gpu, &a_host, &b_host, shape)?);
-                        }
-                        e5m2.as_mut()
-                            .expect("just made")
+                        made(&mut e5m2, || Fp8Case::new(gpu, &a_host, &b_host, shape))?
                             .run(gpu, rung, shape, &model)?
                     }
                 })
@@ -142,6 +124,18 @@ pub fn check_shape(
         });
     }
     Ok(checks)
+}
+
+/// The value in `slot`, made by `make` the first time (each element type's inputs are uploaded
+/// and their reference computed once per shape, for the first kernel that needs them).
+pub(crate) fn made<T>(
+    slot: &mut Option<T>,
+    make: impl FnOnce() -> Result<T, GemmError>,
+) -> Result<&mut T, GemmError> {
+    if slot.is_none() {
+        *slot = Some(make()?);
+    }
+    Ok(slot.as_mut().expect("just made"))
 }
 
 /// One shape's inputs in element type `T`, on the device, with their exact product.

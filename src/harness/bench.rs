@@ -7,6 +7,7 @@
 //! consecutive launches are not already in the L2 cache.
 
 use crate::check::cpu::{random_matrix, reference_gemm, reference_gemm_nk, reference_seconds};
+use crate::check::sweep::made;
 use crate::check::verify::{ErrorModel, Verification, compare_with_blas, compare_with_model};
 use crate::element::{Element, Fp8E4m3, Fp8E5m2, convert, widen};
 use crate::harness::cublaslt::Fp8Format;
@@ -199,11 +200,9 @@ impl Workspace<'_> {
     ) -> Result<f64, GemmError> {
         let (gpu, shape, policy, seed) = (self.gpu, self.shape, self.policy, self.seed);
         let scales = self.scales()?;
-        let slot = operands(self);
-        if slot.is_none() {
-            *slot = Some(prepare::<T, u16>(gpu, shape, policy, seed, InputForm::FP8)?);
-        }
-        let operands = slot.as_mut().expect("just made");
+        let operands = made(operands(self), || {
+            prepare::<T, u16>(gpu, shape, policy, seed, InputForm::FP8)
+        })?;
         measure(
             gpu,
             operands,
@@ -219,29 +218,17 @@ impl Workspace<'_> {
     }
 
     fn fp32(&mut self) -> Result<&mut Operands<f32>, GemmError> {
-        if self.fp32.is_none() {
-            self.fp32 = Some(prepare::<f32, f32>(
-                self.gpu,
-                self.shape,
-                self.policy,
-                self.seed,
-                InputForm::PLAIN,
-            )?);
-        }
-        Ok(self.fp32.as_mut().expect("just made"))
+        let (gpu, shape, policy, seed) = (self.gpu, self.shape, self.policy, self.seed);
+        made(&mut self.fp32, || {
+            prepare::<f32, f32>(gpu, shape, policy, seed, InputForm::PLAIN)
+        })
     }
 
     fn fp16(&mut self) -> Result<&mut Operands<u16>, GemmError> {
-        if self.fp16.is_none() {
-            self.fp16 = Some(prepare::<u16, u16>(
-                self.gpu,
-                self.shape,
-                self.policy,
-                self.seed,
-                InputForm::PLAIN,
-            )?);
-        }
-        Ok(self.fp16.as_mut().expect("just made"))
+        let (gpu, shape, policy, seed) = (self.gpu, self.shape, self.policy, self.seed);
+        made(&mut self.fp16, || {
+            prepare::<u16, u16>(gpu, shape, policy, seed, InputForm::PLAIN)
+        })
     }
 
     /// Verifies and times `launch` (a rung, or cuBLAS when `rung` is None) on the operands of
