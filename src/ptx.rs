@@ -218,6 +218,7 @@ mod tests {
             "sgemm_v19_tf32_wgmma",
             "hgemm_v20_fp8_e4m3",
             "hgemm_v20_fp8_e5m2",
+            "sgemm_v21_tf32_register_b",
         ] {
             assert!(HOPPER.has_entry(hopper_only), "{hopper_only}");
             assert!(

@@ -62,13 +62,16 @@ fn rungs_are_available_where_their_architecture_is_and_refused_with_a_reason_els
 }
 
 #[test]
-fn hopper_only_rungs_are_v16_to_v20() {
+fn hopper_only_rungs_are_v16_to_v21() {
     let hopper_only: Vec<_> = RUNGS
         .iter()
         .filter(|r| r.arch == Arch::Sm90a)
         .map(|r| r.name)
         .collect();
-    assert_eq!(hopper_only, ["v16", "v17", "v18", "v19", "v20", "v20-e5m2"]);
+    assert_eq!(
+        hopper_only,
+        ["v16", "v17", "v18", "v19", "v20", "v20-e5m2", "v21"]
+    );
 }
 
 #[test]

@@ -174,6 +174,11 @@ fn geometry_of(rung: &Rung, k: usize) -> Option<Geometry> {
             (geometry::v20::BLOCK_TILE_M, geometry::v20::BLOCK_TILE_N),
             geometry::v20::SHARED_BYTES as usize,
         ),
+        "sgemm_v21_tf32_register_b" => (
+            (geometry::v21::THREADS, 1),
+            (geometry::v21::BLOCK_TILE_M, geometry::v21::BLOCK_TILE_N),
+            geometry::v21::SHARED_BYTES as usize,
+        ),
         _ => return None,
     };
     Some(Geometry {

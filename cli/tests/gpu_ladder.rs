@@ -16,7 +16,7 @@ use rust_gemm::{GemmError, GemmShape, Rung};
 
 /// Ragged on purpose: no dimension a multiple of any tile, plus tile-aligned 256³, a single
 /// element, tall-and-skinny and a long reduction.
-const SHAPES: [(usize, usize, usize); 9] = [
+const SHAPES: [(usize, usize, usize); 10] = [
     (1, 1, 1),
     (127, 129, 131),
     (1000, 1000, 1000),
@@ -28,6 +28,9 @@ const SHAPES: [(usize, usize, usize); 9] = [
     (1, 8, 8),
     // Ragged m and n, k a multiple of 16 (FP8 rows) with a partial last 128-deep k-tile.
     (129, 250, 528),
+    // k and n multiples of 4 (fp32 rows): a partial 32-deep k-step, and n = 20 ends inside
+    // v21's third 8-column box of B (the other thirteen lie wholly outside).
+    (300, 20, 36),
 ];
 
 fn open_gpu() -> Gpu {
@@ -368,20 +371,87 @@ fn fp16_rungs_propagate_nan_and_inf_to_exactly_the_affected_elements() {
         let mut c = gpu.upload_raw(&vec![0x64D2u16; s.m * s.n]).unwrap();
         gpu.launch_rung(rung, &a, &b, &mut c, &s).unwrap();
         let out = gpu.download_raw(&c).unwrap();
-        for i in 0..s.m {
-            for j in 0..s.n {
-                let value = half::f16::from_bits(out[i * s.n + j]);
-                let ok = if i == nan_row || j == nan_col {
-                    value.is_nan()
-                } else if i == inf_row {
-                    value.is_infinite()
-                } else {
-                    value.is_finite() && out[i * s.n + j] != 0x64D2
-                };
-                assert!(ok, "{label}: C[{i}][{j}] = {value}");
-            }
-        }
+        let value = |i: usize, j: usize| half::f16::from_bits(out[i * s.n + j]).to_f32();
+        check_nan_pattern(
+            label.as_str(),
+            &s,
+            (nan_row, nan_col, inf_row),
+            1234.0,
+            value,
+        );
         tested += 1;
     }
     assert!(tested > 0, "no fp16 rung in the table");
+}
+
+/// Asserts that C (its element (i, j) read by `value`) is NaN in row `nan_row` and column
+/// `nan_col`, infinite in the rest of row `inf_row`, and finite and written (not `poison`)
+/// everywhere else.
+fn check_nan_pattern(
+    label: &str,
+    s: &GemmShape,
+    (nan_row, nan_col, inf_row): (usize, usize, usize),
+    poison: f32,
+    value: impl Fn(usize, usize) -> f32,
+) {
+    for i in 0..s.m {
+        for j in 0..s.n {
+            let v = value(i, j);
+            let ok = if i == nan_row || j == nan_col {
+                v.is_nan()
+            } else if i == inf_row {
+                v.is_infinite()
+            } else {
+                v.is_finite() && v != poison
+            };
+            assert!(ok, "{label}: C[{i}][{j}] = {v}");
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn fp32_and_tf32_rungs_propagate_nan_and_inf_to_exactly_the_affected_elements() {
+    let gpu = open_gpu();
+    // n and k multiples of 8, so that TMA rungs take it too; none of any tile.
+    let s = shape(131, 72, 88);
+    let (nan_row, nan_col, inf_row) = (42, 17, 100);
+    let (a_f32, b_f32) = inputs(&s, 22);
+    // No zeros (Inf · 0 would be NaN in the Inf row), and none that TF32 truncates to zero.
+    let nonzero = |v: Vec<f32>| -> Vec<f32> {
+        v.into_iter()
+            .map(|x| if x.abs() < 1e-3 { 1.0 } else { x })
+            .collect()
+    };
+    let (mut a_host, mut b_host) = (nonzero(a_f32), nonzero(b_f32));
+    // The quiet NaN keeps a mantissa bit above TF32's cut: truncated, it is still NaN.
+    a_host[nan_row * s.k + 5] = f32::NAN;
+    b_host[3 * s.n + nan_col] = f32::NAN;
+    a_host[inf_row * s.k + 9] = f32::INFINITY;
+    let a = gpu.upload(&a_host).unwrap();
+    let b = gpu.upload(&b_host).unwrap();
+    let mut tested = Vec::new();
+    for (label, rung) in kernels(&gpu)
+        .into_iter()
+        .filter(|(_, r)| matches!(r.precision, Precision::Fp32 | Precision::Tf32))
+    {
+        if let Err(refusal) = rung.launch(&s, gpu.info().max_shared_per_block) {
+            eprintln!("{label} at {s}: skipped: {refusal}");
+            continue;
+        }
+        // Poison with a finite value: NaN poison would hide an unwritten element.
+        let mut c = gpu.upload(&vec![1234.0f32; s.m * s.n]).unwrap();
+        gpu.launch_rung(rung, &a, &b, &mut c, &s).unwrap();
+        let out = gpu.download(&c).unwrap();
+        check_nan_pattern(&label, &s, (nan_row, nan_col, inf_row), 1234.0, |i, j| {
+            out[i * s.n + j]
+        });
+        tested.push(label);
+    }
+    for tf32 in ["v14", "v19", "v21"] {
+        assert!(
+            tested.iter().any(|label| label == tf32),
+            "{tf32} was not tested: {tested:?}"
+        );
+    }
 }

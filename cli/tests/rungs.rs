@@ -116,7 +116,7 @@ fn every_entry_takes_a_b_c_m_n_k() {
         if rung.epilogue_args {
             expected.extend(["f32", "f32", "f32", "u32"]);
         }
-        if rung.tensor_maps {
+        if rung.tensor_maps.is_some() {
             expected.push("u64");
         }
         if rung.precision.takes_b_nk() {
@@ -135,12 +135,15 @@ fn every_entry_takes_a_b_c_m_n_k() {
 
 #[test]
 fn tma_rungs_refuse_rows_off_16_byte_boundaries() {
-    let tma: Vec<_> = kernels().into_iter().filter(|r| r.tensor_maps).collect();
+    let tma: Vec<_> = kernels()
+        .into_iter()
+        .filter(|r| r.tensor_maps.is_some())
+        .collect();
     assert!(!tma.is_empty(), "no TMA rung in the table");
     for rung in tma {
         // Rows of 16 bytes: 8 fp16, 4 fp32 or 16 FP8 elements. A rung that transposes B first
         // (v19) reads B's copy, whose rows it pads, and one that takes B `[n, k]` (v20) reads
-        // rows along k: only k matters there.
+        // rows along k: only k matters there. v21 reads B `[k, n]` as it is: k and n.
         let multiple = 16 / rung.precision.element_bytes();
         for (m, n, k) in [(64, 64, 63), (64, 63, 64), (5, 129, 131), (64, 64, 36)] {
             let shape = GemmShape::new(m, n, k).unwrap();
@@ -235,7 +238,7 @@ fn grid_covers_ragged_shapes_exactly() {
                     );
                     continue;
                 }
-                Err(GemmError::TmaRows { .. }) if rung.tensor_maps => continue,
+                Err(GemmError::TmaRows { .. }) if rung.tensor_maps.is_some() => continue,
                 Err(e) => panic!("rung {} refused {s}: {e}", rung.name),
             };
             let (gx, gy) = (launch.grid.0 as u64, launch.grid.1 as u64);

@@ -26,5 +26,6 @@ pub mod v16;
 pub mod v17;
 pub mod v19;
 pub mod v20;
+pub mod v21;
 
 pub use args::{Activation, GemmArgs};

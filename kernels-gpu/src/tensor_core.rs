@@ -291,6 +291,26 @@ pub fn fence_shared_for_async_proxy() {
     unsafe { core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack)) };
 }
 
+/// `setmaxnreg.inc`: raises this warpgroup's registers per thread to `REGISTERS` (waiting until
+/// other warpgroups have released enough), so that the code after it may use that many.
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub fn warpgroup_registers_raise<const REGISTERS: u32>() {
+    unsafe {
+        core::arch::asm!("setmaxnreg.inc.sync.aligned.u32 {n};", n = const REGISTERS, options(nostack))
+    };
+}
+
+/// `setmaxnreg.dec`: lowers this warpgroup's registers per thread to `REGISTERS`, releasing the
+/// rest to the SM for another warpgroup's [`warpgroup_registers_raise`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub fn warpgroup_registers_lower<const REGISTERS: u32>() {
+    unsafe {
+        core::arch::asm!("setmaxnreg.dec.sync.aligned.u32 {n};", n = const REGISTERS, options(nostack))
+    };
+}
+
 /// Pins the first `COUNT` accumulators behind the preceding [`warpgroup_wait`]: the compiler sees no data
 /// dependency between the wait and the registers `wgmma` writes in the background, and could
 /// otherwise move their first use above it.
@@ -606,6 +626,50 @@ pub unsafe fn wgmma_m64n256k8_tf32(acc: &mut [f32; 128], a: u64, b: u64, accumul
 pub unsafe fn wgmma_m64n256k8_tf32_overwrite(acc: &mut [f32; 128], a: u64, b: u64) {
     let scale_d = 0u32;
     wgmma_m64n256_k_major_asm!("m64n256k8.f32.tf32.tf32", out, acc, a, b, scale_d);
+}
+
+/// `acc (+)= a · b` on a 64×256×8 tile for the whole warpgroup, asynchronously, with A from
+/// registers: `wgmma.mma_async.m64n256k8.f32.tf32.tf32` whose A operand is four registers per
+/// thread (the fp32 bits, read as TF32) and whose B is read K-major through the descriptor `b`.
+/// Warp `w` of the warpgroup supplies rows `16·w …` of A in `mma.sync`'s m16k8 TF32 fragment
+/// layout: lane `l` holds row `l / 4` (registers 0 and 2) and `l / 4 + 8` (1 and 3), k `l % 4`
+/// (registers 0 and 1) and `l % 4 + 4` (2 and 3). `acc`'s layout and `accumulate` are those of
+/// [`wgmma_m64n256k16_f16`].
+///
+/// # Safety
+/// As [`wgmma_m64n256k16`] for `b` and the warpgroup; the registers of `a`, like `acc`, are read
+/// in the background until [`warpgroup_wait`], and a [`warpgroup_fence`] must separate their
+/// writing from this call.
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n256k8_tf32_register_a(
+    acc: &mut [f32; 128],
+    a: &[u32; 4],
+    b: u64,
+    accumulate: bool,
+) {
+    let scale_d = accumulate as u32;
+    seq!(i in 0..128 {
+        // SAFETY: the caller's contract.
+        unsafe {
+            core::arch::asm!(
+            "{{ .reg .pred accumulate;",
+            "setp.ne.b32 accumulate, {scale_d}, 0;",
+            "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {{",
+            accumulators_128!(),
+            // scale-d (predicate), imm-scale-a, imm-scale-b (no imm-trans: TF32).
+            "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, accumulate, 1, 1; }}",
+                #(inout(reg32) acc[i],)*
+                a0 = in(reg32) a[0],
+                a1 = in(reg32) a[1],
+                a2 = in(reg32) a[2],
+                a3 = in(reg32) a[3],
+                b = in(reg64) b,
+                scale_d = in(reg32) scale_d,
+                options(nostack),
+            )
+        };
+    });
 }
 
 /// `acc (+)= a · b` on a 64×256×32 tile for the whole warpgroup, asynchronously, with FP8

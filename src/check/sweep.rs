@@ -54,7 +54,7 @@ pub fn random_shapes(count: usize, max_dimension: usize, seed: u64) -> Vec<GemmS
                 dimension(&mut rng),
             );
             // A quarter of the shapes get n and k rounded up to multiples of 16, the rows TMA
-            // rungs need (fp16 v17–v18: 8; TF32 v19: 4; FP8 v20: k, 16), so that the sweep
+            // rungs need (fp16 v17–v18: 8; TF32 v19: k, 4; v21: 4; FP8 v20: k, 16), so that the sweep
             // exercises them too.
             if rng.random_range(0..4) == 0 {
                 (n, k) = (n.next_multiple_of(16), k.next_multiple_of(16));

@@ -147,15 +147,12 @@ impl Runtime {
         } else {
             None
         };
-        let maps = if rung.tensor_maps {
-            Some(match &copy {
-                Some(copy) => {
-                    self.tensor_maps_for(MapKind::Tf32Copy, a, copy.address, copy.ld, shape)?
-                }
-                None => self.tensor_maps_for(MapKind::F16, a, b, shape.n, shape)?,
-            })
-        } else {
-            None
+        let maps = match (rung.tensor_maps, &copy) {
+            (Some(kind), Some(copy)) => {
+                Some(self.tensor_maps_for(kind, a, copy.address, copy.ld, shape)?)
+            }
+            (Some(kind), None) => Some(self.tensor_maps_for(kind, a, b, shape.n, shape)?),
+            (None, _) => None,
         };
         let mut builder = stream.launch_builder(&function);
         builder.arg(&a).arg(&b).arg(&c).arg(&m).arg(&n).arg(&k);
@@ -182,7 +179,9 @@ impl Runtime {
     /// launches on the same buffers, shape and kind, 128-byte swizzle, zeros outside the
     /// matrices. fp16 (v17, v18): A in boxes of 128 rows × 64 columns, B `[k, n]` in boxes of
     /// 64 × 64. TF32 (v19): fp32 A in boxes of 128 × 32, B's transposed copy (n×k) in boxes of
-    /// 256 × 32. FP8 (v20): one-byte A in boxes of 128 × 128, B `[n, k]` in boxes of 256 × 128.
+    /// 256 × 32. TF32 (v21): fp32 A in boxes of 256 × 32, B `[k, n]` (as it is) in boxes of
+    /// 32 × 32. FP8 (v20): one-byte A in boxes of 128 × 128, B `[n, k]` in boxes of
+    /// 256 × 128.
     fn tensor_maps_for(
         &self,
         kind: MapKind,
@@ -217,6 +216,13 @@ impl Runtime {
                 [
                     (a, shape.k, shape.m, shape.k, geometry::v19::A_BOX),
                     (b, shape.k, shape.n, ldb, geometry::v19::B_NK_BOX),
+                ],
+            ),
+            MapKind::Tf32RegisterB => (
+                MapElement::F32,
+                [
+                    (a, shape.k, shape.m, shape.k, geometry::v21::A_BOX),
+                    (b, shape.n, shape.k, ldb, geometry::v21::B_BOX),
                 ],
             ),
             MapKind::Fp8 => (

@@ -3,6 +3,7 @@
 //! adding its file under `kernels-gpu/src/sgemm/` and one row here.
 
 use crate::ptx::Arch;
+use crate::runtime::MapKind;
 use crate::{GemmError, GemmShape};
 use gemm_geometry as geometry;
 
@@ -148,10 +149,10 @@ pub struct Rung {
     pub epilogue_args: bool,
     /// Element types and arithmetic.
     pub precision: Precision,
-    /// The kernel loads its tiles with TMA and takes one more argument, the address of the
-    /// tensor maps of A and B (built by the host, see [`crate::runtime`]). TMA needs rows that
-    /// start at 16-byte boundaries: k and n multiples of 8 (fp16).
-    pub tensor_maps: bool,
+    /// For a kernel that loads its tiles with TMA: what its tensor maps of A and B describe. It
+    /// takes one more argument, their address (built by the host, see [`crate::runtime`]). TMA
+    /// needs rows that start at 16-byte boundaries: k and n multiples of 8 (fp16), 4 (fp32).
+    pub tensor_maps: Option<MapKind>,
     /// The architecture the kernel needs: [`Arch::Sm80`] (in both PTX modules) or
     /// [`Arch::Sm90a`] (Hopper's `wgmma` and TMA, in the sm_90a module only).
     pub arch: Arch,
@@ -192,7 +193,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -212,7 +213,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -228,7 +229,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -247,7 +248,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -266,7 +267,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -282,7 +283,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -298,7 +299,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -314,7 +315,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -330,7 +331,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -346,7 +347,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     warp_tiled(
@@ -386,7 +387,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -402,7 +403,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Tf32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -418,7 +419,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp16,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     },
     Rung {
@@ -436,7 +437,7 @@ pub const RUNGS: &[Rung] = &[
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp16,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm90a,
     },
     v17_row(),
@@ -456,6 +457,7 @@ pub const RUNGS: &[Rung] = &[
         // The same block, stages and shared memory as v17 (`geometry::v19` re-exports them).
         block_dim: (geometry::v19::THREADS, 1),
         shared_mem: SharedMem::Fixed(geometry::v19::SHARED_BYTES as usize),
+        tensor_maps: Some(MapKind::Tf32Copy),
         ..v17_row()
     },
     Rung {
@@ -467,6 +469,7 @@ pub const RUNGS: &[Rung] = &[
         // The same block, stages and shared memory as v17 (`geometry::v20` re-exports them).
         block_dim: (geometry::v20::THREADS, 1),
         shared_mem: SharedMem::Fixed(geometry::v20::SHARED_BYTES as usize),
+        tensor_maps: Some(MapKind::Fp8),
         ..v17_row()
     },
     Rung {
@@ -477,6 +480,21 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp8E5m2,
         block_dim: (geometry::v20::THREADS, 1),
         shared_mem: SharedMem::Fixed(geometry::v20::SHARED_BYTES as usize),
+        tensor_maps: Some(MapKind::Fp8),
+        ..v17_row()
+    },
+    Rung {
+        name: "v21",
+        idea: "TF32, B from registers (Cᵀ = Bᵀ·Aᵀ), no copy",
+        entry: "sgemm_v21_tf32_register_b",
+        grid: GridOrder::Persistent,
+        precision: Precision::Tf32,
+        // v17's stages and shared memory; a producer warpgroup (setmaxnreg) and 256 × 128 tiles.
+        block_dim: (geometry::v21::THREADS, 1),
+        block_tile_m: geometry::v21::BLOCK_TILE_M,
+        block_tile_n: geometry::v21::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(geometry::v21::SHARED_BYTES as usize),
+        tensor_maps: Some(MapKind::Tf32RegisterB),
         ..v17_row()
     },
 ];
@@ -497,7 +515,7 @@ const fn v17_row() -> Rung {
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp16,
-        tensor_maps: true,
+        tensor_maps: Some(MapKind::F16),
         arch: Arch::Sm90a,
     }
 }
@@ -610,7 +628,7 @@ const fn warp_tiled(
         candidates: &[],
         epilogue_args: false,
         precision: Precision::Fp32,
-        tensor_maps: false,
+        tensor_maps: None,
         arch: Arch::Sm80,
     }
 }
@@ -709,7 +727,7 @@ impl Rung {
         let b_rows_along_k = self.transposes_b() || self.precision.takes_b_nk();
         let rows_off = !shape.k.is_multiple_of(per_16_bytes)
             || (!b_rows_along_k && !shape.n.is_multiple_of(per_16_bytes));
-        if self.tensor_maps && rows_off {
+        if self.tensor_maps.is_some() && rows_off {
             return Err(GemmError::TmaRows {
                 rung: self.name,
                 multiple: per_16_bytes,
@@ -726,9 +744,10 @@ impl Rung {
     }
 
     /// Whether the launcher first copies B transposed (`[n, k]`) and the kernel reads that copy:
-    /// a TF32 TMA rung, since TF32 `wgmma` reads B only K-major (see v19).
+    /// v19, since TF32 `wgmma` reads shared-memory operands only K-major (v21 loads B into
+    /// registers instead).
     pub fn transposes_b(&self) -> bool {
-        self.tensor_maps && self.precision == Precision::Tf32
+        self.tensor_maps == Some(MapKind::Tf32Copy)
     }
 
     /// Checks that the base addresses of A and B suit the rung's loads.

@@ -56,14 +56,18 @@ pub struct Runtime {
 /// element type and layout.
 pub(crate) type TensorMapKey = (u64, u64, usize, usize, usize, MapKind);
 
-/// The element type and layout of a pair of the ladder's tensor maps: an address freed by one
-/// rung may come back for another's buffers, so the kind is part of the key.
+/// The element type and layout of a TMA rung's pair of tensor maps (the table of rungs names
+/// one per TMA rung). An address freed by one rung may come back for another's buffers, so the
+/// kind is also part of the runtime's cache key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum MapKind {
+pub enum MapKind {
     /// fp16 A `[m, k]` and B `[k, n]` (v17, v18).
     F16,
-    /// fp32 A `[m, k]` and B's transposed `[n, k]` copy (v19).
+    /// fp32 A `[m, k]` and B's transposed `[n, k]` copy, written first (v19).
     Tf32Copy,
+    /// fp32 A `[m, k]` in 256-row boxes and B `[k, n]` as it is, in 32-column boxes (v21, which
+    /// loads B into registers).
+    Tf32RegisterB,
     /// One-byte A `[m, k]` and B `[n, k]` (v20).
     Fp8,
 }

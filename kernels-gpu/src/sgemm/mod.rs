@@ -7,7 +7,7 @@
 //!
 //! v00–v15 run on every GPU from sm_80 on and are in both PTX builds; v16–v18 use Hopper's
 //! `wgmma` and TMA and exist only in the sm_90a build (see the crate documentation), like v19
-//! (TF32) and v20 (FP8).
+//! and v21 (TF32) and v20 (FP8).
 //!
 //! # The ladder's launch contract
 //! Every ladder entry point (`sgemm_v00_*` … `hgemm_v18_*`, not the library's `gemm_*`
@@ -56,3 +56,5 @@ pub mod v18_persistent;
 pub mod v19_tf32_wgmma;
 #[cfg(target_feature = "sm_90a")]
 pub mod v20_fp8_wgmma;
+#[cfg(target_feature = "sm_90a")]
+pub mod v21_tf32_register_b;
