@@ -8,6 +8,8 @@
 //! barrier phase completes when the expected number of threads have arrived *and* the
 //! expected bytes have landed. Waiting threads test the phase's parity.
 
+use gemm_geometry::v17::BARRIER_BYTES;
+
 /// Initializes the barrier at shared address `barrier` (8 bytes, 8-aligned) to expect
 /// `arrivals` arrivals per phase.
 ///
@@ -32,6 +34,54 @@ pub unsafe fn barrier_init(barrier: u32, arrivals: u32) {
 #[inline(always)]
 pub fn fence_barrier_init() {
     unsafe { core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack)) };
+}
+
+/// The `mbarrier`s of a TMA pipeline of `STAGES` stages, `BARRIER_BYTES` each from shared address
+/// `base`: stage `s`'s `full` barrier (the producer's arrival and the stage's bytes), then, after
+/// all of those, its `empty` barrier (the consumers' release).
+#[derive(Clone, Copy)]
+pub struct StageBarriers<const STAGES: u32> {
+    base: u32,
+}
+
+impl<const STAGES: u32> StageBarriers<STAGES> {
+    /// The barriers at `base` (8-byte aligned, `2·STAGES·8` bytes of dynamic shared memory).
+    #[inline(always)]
+    pub const fn at(base: u32) -> Self {
+        Self { base }
+    }
+
+    /// Stage `stage`'s `full` barrier.
+    #[inline(always)]
+    pub const fn full(self, stage: u32) -> u32 {
+        self.base + BARRIER_BYTES * stage
+    }
+
+    /// Stage `stage`'s `empty` barrier.
+    #[inline(always)]
+    pub const fn empty(self, stage: u32) -> u32 {
+        self.base + BARRIER_BYTES * (STAGES + stage)
+    }
+
+    /// Thread 0 initializes every `full` barrier to one arrival and every `empty` barrier to
+    /// `consumers`, then the whole block synchronizes: every thread of the block calls this.
+    ///
+    /// # Safety
+    /// The barriers must lie in this block's dynamic shared memory, unused until now.
+    #[inline(always)]
+    pub unsafe fn init(self, thread: u32, consumers: u32) {
+        if thread == 0 {
+            for stage in 0..STAGES {
+                // SAFETY: the caller's contract.
+                unsafe {
+                    barrier_init(self.full(stage), 1);
+                    barrier_init(self.empty(stage), consumers);
+                }
+            }
+            fence_barrier_init();
+        }
+        crate::device::sync_threads();
+    }
 }
 
 /// One arrival on `barrier`.

@@ -47,8 +47,7 @@
 
 use crate::device::{
     block_x, block_z, grid_dim_x, shared_address, shared_f32, shuffle_xor_u32,
-    store_f16x2_or_partial, store_f16x4_or_partial, store2_or_partial, sync_threads, thread_x,
-    trap,
+    store_f16x2_or_partial, store_f16x4_or_partial, store2_or_partial, thread_x, trap,
 };
 use crate::element::{Bf16, E4m3, E5m2, Element, F16};
 use crate::epilogue::apply;
@@ -61,13 +60,13 @@ use crate::tensor_core::{
 };
 use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
-    barrier_arrive, barrier_arrive_expect_bytes, barrier_init, barrier_wait, fence_barrier_init,
-    tma_load_2d, tma_load_3d,
+    StageBarriers, barrier_arrive, barrier_arrive_expect_bytes, barrier_wait, tma_load_2d,
+    tma_load_3d,
 };
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v17::{
-    A_TILE_BYTES, B_KN_BOX, BARRIER_BYTES, BLOCK_TILE_M, BLOCK_TILE_N, CONSUMER_THREADS,
-    STAGE_BYTES, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
+    A_TILE_BYTES, B_KN_BOX, BLOCK_TILE_M, BLOCK_TILE_N, CONSUMER_THREADS, STAGE_BYTES, STAGES,
+    SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
 };
 use seq_macro::seq;
 
@@ -598,21 +597,11 @@ pub unsafe fn tma_wgmma<
     };
     let thread = thread_x();
     let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
-    let barriers = stages_address + STAGES * STAGE_BYTES;
-    let full = |stage: u32| barriers + BARRIER_BYTES * stage;
-    let empty = |stage: u32| barriers + BARRIER_BYTES * (STAGES + stage);
-    if thread == 0 {
-        for stage in 0..STAGES {
-            // `full`: the producer's one arrival plus the stage's bytes; `empty`: every
-            // consumer thread.
-            unsafe {
-                barrier_init(full(stage), 1);
-                barrier_init(empty(stage), CONSUMER_THREADS);
-            }
-        }
-        fence_barrier_init();
-    }
-    sync_threads();
+    // `full`: the producer's one arrival plus the stage's bytes; `empty`: every consumer thread.
+    let barriers = StageBarriers::<STAGES>::at(stages_address + STAGES * STAGE_BYTES);
+    // SAFETY: SHARED_BYTES holds the barriers after the stages; every thread calls this.
+    unsafe { barriers.init(thread, CONSUMER_THREADS) };
+    let (full, empty) = (|stage| barriers.full(stage), |stage| barriers.empty(stage));
 
     let tile_origin = |tile: u32| {
         let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);

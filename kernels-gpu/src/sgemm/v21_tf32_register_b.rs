@@ -49,9 +49,7 @@
 //! 256) and B `[k, n]` (box 32 × 32). Both need rows on 16-byte boundaries: k and n multiples
 //! of 4.
 
-use crate::device::{
-    block_x, grid_dim_x, load_shared_u32, shared_address, shared_f32, sync_threads, thread_x,
-};
+use crate::device::{block_x, grid_dim_x, load_shared_u32, shared_address, shared_f32, thread_x};
 use crate::pipeline::StageRing;
 use crate::tensor_core::{
     pin_accumulators, swizzled_descriptor, warpgroup_commit, warpgroup_fence,
@@ -60,11 +58,10 @@ use crate::tensor_core::{
 };
 use crate::tile_order::grouped_tile;
 use crate::tma::{
-    barrier_arrive, barrier_arrive_expect_bytes, barrier_init, barrier_wait, fence_barrier_init,
-    tma_load_2d,
+    StageBarriers, barrier_arrive, barrier_arrive_expect_bytes, barrier_wait, tma_load_2d,
 };
 use gemm_geometry::v21::{
-    A_TILE_BYTES, B_BOX, B_BOX_BYTES, B_BOXES_PER_STAGE, BARRIER_BYTES, BLOCK_TILE_M, BLOCK_TILE_N,
+    A_TILE_BYTES, B_BOX, B_BOX_BYTES, B_BOXES_PER_STAGE, BLOCK_TILE_M, BLOCK_TILE_N,
     CONSUMER_REGISTERS, CONSUMER_THREADS, GROUP_TILE_ROWS, MIN_BLOCKS_PER_SM, PRODUCER_REGISTERS,
     STAGE_BYTES, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, THREADS, TILE_K, WARPGROUP_COLUMNS,
 };
@@ -101,22 +98,11 @@ pub unsafe extern "ptx-kernel" fn sgemm_v21_tf32_register_b(
     let steps = k.div_ceil(TILE_K);
     let thread = thread_x();
     let stages = (shared_address(shared_f32()) + 1023) & !1023;
-    let barriers = stages + STAGES * STAGE_BYTES;
-    let full = |stage: u32| barriers + BARRIER_BYTES * stage;
-    let empty = |stage: u32| barriers + BARRIER_BYTES * (STAGES + stage);
-    if thread == 0 {
-        for stage in 0..STAGES {
-            // `full`: the producer's one arrival plus the stage's bytes; `empty`: every
-            // consumer thread.
-            // SAFETY: the barriers lie inside the dynamic shared memory (SHARED_BYTES).
-            unsafe {
-                barrier_init(full(stage), 1);
-                barrier_init(empty(stage), CONSUMER_THREADS);
-            }
-        }
-        fence_barrier_init();
-    }
-    sync_threads();
+    // `full`: the producer's one arrival plus the stage's bytes; `empty`: every consumer thread.
+    let barriers = StageBarriers::<STAGES>::at(stages + STAGES * STAGE_BYTES);
+    // SAFETY: SHARED_BYTES holds the barriers after the stages; every thread calls this.
+    unsafe { barriers.init(thread, CONSUMER_THREADS) };
+    let (full, empty) = (|stage| barriers.full(stage), |stage| barriers.empty(stage));
     // (first row of C, first column of C) of a tile, in v9's grouped order (groups of 4 tile
     // rows: `GROUP_TILE_ROWS`).
     let origin = |tile: u32| {
@@ -138,7 +124,15 @@ pub unsafe extern "ptx-kernel" fn sgemm_v21_tf32_register_b(
                     // SAFETY: the maps are the module's; the stage's barriers and boxes lie in
                     // the dynamic shared memory.
                     unsafe {
-                        produce_stage(stages, &ring, map_a, map_b, first_row, first_col, step)
+                        produce_stage(
+                            stages,
+                            barriers,
+                            &ring,
+                            [map_a, map_b],
+                            first_row,
+                            first_col,
+                            step,
+                        )
                     };
                     ring.advance();
                 }
@@ -201,24 +195,20 @@ pub unsafe extern "ptx-kernel" fn sgemm_v21_tf32_register_b(
 /// (256 rows × 32 k, swizzled) and sixteen of B (32 k × 8 columns each, 1 KiB apart).
 ///
 /// # Safety
-/// `stages` is the 1 024-aligned start of the stage buffers in dynamic shared memory, followed
-/// by the barriers; `map_a`, `map_b` are the module's tensor maps.
+/// `stages` is the 1 024-aligned start of the stage buffers in dynamic shared memory, `barriers`
+/// their initialized barriers; `map_a`, `map_b` are the module's tensor maps.
 #[inline(always)]
 unsafe fn produce_stage(
     stages: u32,
+    barriers: StageBarriers<STAGES>,
     ring: &StageRing<STAGES>,
-    map_a: *const u8,
-    map_b: *const u8,
+    [map_a, map_b]: [*const u8; 2],
     first_row: u32,
     first_col: u32,
     step: u32,
 ) {
     let stage = ring.index();
-    let barriers = stages + STAGES * STAGE_BYTES;
-    let (full, empty) = (
-        barriers + BARRIER_BYTES * stage,
-        barriers + BARRIER_BYTES * (STAGES + stage),
-    );
+    let (full, empty) = (barriers.full(stage), barriers.empty(stage));
     if ring.round() > 0 {
         // The consumers' release of this stage from the previous round.
         // SAFETY: an initialized barrier.
