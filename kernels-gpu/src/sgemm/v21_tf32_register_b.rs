@@ -28,8 +28,8 @@
 //! next stage's fragment loads) while a group may still be running. So each warpgroup waits for
 //! its own group (`wgmma.wait_group 0`) before it loads the next stage's fragments, and
 //! releases the stage at once; the other warpgroup's group keeps the tensor cores busy in the
-//! meantime. Loading the next fragments under the running group (two register sets, one group
-//! in flight) ran 7 points slower at 4096³, serialized.
+//! meantime. Loading the next fragments under the running group (two register sets) ran 7
+//! points slower at 4096³, serialized.
 //!
 //! **Registers.** 128 accumulators, 16 fragment registers and the addresses: the producer is a
 //! whole warpgroup that drops to 40 registers (`setmaxnreg.dec`) and the two consumer
