@@ -192,7 +192,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v21_tf32_register_b(
 
 /// Queues stage `ring.index()` of k-step `step` for the tile at (`first_row`, `first_col`):
 /// waits until the consumers have released the stage (after the first round), then one box of A
-/// (256 rows × 32 k, swizzled) and sixteen of B (32 k × 8 columns each, 1 KiB apart).
+/// (256 rows × 32 k) and four of B (32 k × 32 columns each, 4 KiB apart), all swizzled.
 ///
 /// # Safety
 /// `stages` is the 1 024-aligned start of the stage buffers in dynamic shared memory, `barriers`
