@@ -18,7 +18,7 @@ def entries(path):
         if m:
             body=re.sub(r'\$L__BB\d+_','$L__BB_',p)
             body=re.sub(r'__unnamed_\d+','__unnamed',body)
-            body=re.sub(r'_RNv\w+','SYM',body)
+            body=re.sub(r'_RI?Nv\w+','SYM',body)
             body=re.sub(r'//.*','',body)
             body=re.sub(r'[ \t]+',' ',body)
             body=re.sub(r'anon_\$_[0-9a-f]+_\$_\d+','anon',body)

@@ -392,13 +392,20 @@ fn public_types_are_send_and_sync() {
     send_sync::<rust_gemm::runtime::Runtime>();
 }
 
-/// The thin kernel a thin call must get: `thin_m` when m ≤ 8 (it is listed first), else
+/// The thin kernel a thin call must get: for fp16 and bf16 calls whose rows of A and B start
+/// on 16-byte boundaries the tensor-core ones (`thin_m_mma` when m ≤ 8, else `thin_n_mma`
+/// when n ≤ 8 and B is `[n, k]`), otherwise `thin_m` when m ≤ 8 (it is listed first), else
 /// `thin_n`.
-fn expected_thin(m: usize, n: usize) -> Option<&'static str> {
-    if m <= 8 {
-        Some("thin_m")
-    } else if n <= 8 {
-        Some("thin_n")
+fn expected_thin(p: &Problem) -> Option<&'static str> {
+    let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16) && p.input_rows_aligned_to(16);
+    if p.m <= 8 {
+        Some(if tensor_cores { "thin_m_mma" } else { "thin_m" })
+    } else if p.n <= 8 {
+        Some(if tensor_cores && p.b_layout == BLayout::Nk {
+            "thin_n_mma"
+        } else {
+            "thin_n"
+        })
     } else {
         None
     }
@@ -421,8 +428,14 @@ fn thin_products_go_to_the_thin_kernels() {
                     (9, 9, 64),
                     (4096, 4096, 4096),
                 ] {
-                    let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
-                    let expected = expected_thin(m, n);
+                    let p = problem(dtype, layout, m, n, k);
+                    let plan = choose(&caps, &p, None).unwrap();
+                    let expected = expected_thin(&p);
+                    let first = KERNELS
+                        .iter()
+                        .find(|k| k.dtype == dtype && k.b_layout == layout)
+                        .unwrap()
+                        .name;
                     match expected {
                         Some(name) => {
                             assert_eq!(plan.kernel.name, name, "{dtype:?} {layout:?} {m}×{n}×{k}");
@@ -436,17 +449,31 @@ fn thin_products_go_to_the_thin_kernels() {
                                 format!("gemm_{name}_{element}_{}", layout.label()),
                             );
                             assert_eq!(plan.kernel.grid, GridKind::Thin);
-                            if name == "thin_m" {
+                            if name == first {
                                 let fastest = format!(
                                     "the fastest {} kernel for B {}",
                                     dtype.label(),
                                     layout.label()
                                 );
                                 assert_eq!(plan.reason, fastest);
-                            } else {
+                            } else if m > 8 {
+                                // thin_m_mma or thin_m passed over.
                                 assert!(
                                     plan.reason
-                                        .contains("thin_m: serves only thin products with m ≤ 8"),
+                                        .contains("_m: serves only thin products with m ≤ 8")
+                                        || plan.reason.contains(
+                                            "thin_m_mma: serves only thin products with m ≤ 8"
+                                        ),
+                                    "{}",
+                                    plan.reason
+                                );
+                            } else {
+                                // An fp16/bf16 call that the tensor-core kernel refuses.
+                                assert!(
+                                    plan.reason.contains(
+                                        "thin_m_mma: needs every row of A and B to start on a \
+                                         16-byte boundary"
+                                    ),
                                     "{}",
                                     plan.reason
                                 );
@@ -471,6 +498,50 @@ fn thin_products_go_to_the_thin_kernels() {
                     }
                 }
             }
+        }
+    }
+}
+
+/// fp16 and bf16 thin calls go to the tensor-core kernels exactly when A's and B's rows are
+/// 16-byte aligned, whatever C's rows are; a single-row A needs no leading dimension.
+#[test]
+fn tensor_core_thin_kernels_need_aligned_rows_of_a_and_b_only() {
+    let caps = ampere();
+    for dtype in [DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let chosen = |m: usize, n: usize, k: usize, lds, a_offset: u64| {
+                let mut r = request(dtype, m, n, k);
+                r.b_layout = layout;
+                r.lds = lds;
+                let mut b = buffers(1 << 26, 1 << 26, 1 << 26);
+                b.a.0 += a_offset;
+                let p = validate(&r, b).unwrap();
+                choose(&caps, &p, None).unwrap().kernel.name
+            };
+            // C's leading dimension 4097 does not matter; nor A's with one row.
+            assert_eq!(
+                chosen(1, 4096, 4096, (Some(4099), None, Some(4097)), 0),
+                "thin_m_mma"
+            );
+            assert_eq!(
+                chosen(8, 4096, 4096, (None, None, Some(4101)), 0),
+                "thin_m_mma"
+            );
+            // A's leading dimension with several rows, and A's address, do.
+            assert_eq!(chosen(8, 4096, 4096, (Some(4100), None, None), 0), "thin_m");
+            assert_eq!(chosen(8, 4096, 4096, (None, None, None), 8), "thin_m");
+            // thin_n: only with B [n, k]; B [k, n] goes to the FMA kernel even with aligned rows.
+            let ldb = match layout {
+                BLayout::Kn => 8,
+                BLayout::Nk => 4096,
+            };
+            let thin_n = chosen(4096, 5, 4096, (None, Some(ldb), None), 0);
+            let expected = if layout == BLayout::Nk {
+                "thin_n_mma"
+            } else {
+                "thin_n"
+            };
+            assert_eq!(thin_n, expected, "{dtype:?} {layout:?}");
         }
     }
 }
@@ -518,7 +589,14 @@ fn thin_grids_cover_the_streamed_operand() {
             } else {
                 16
             };
-            assert_eq!(plan.kernel.name, "thin_m");
+            // fp16/bf16 with B [n, k] (rows of A and B aligned) run on tensor cores, 16
+            // streamed rows per block as well; B [k, n] with ldb 4097 does not.
+            let name = if matches!(dtype, DType::F16 | DType::Bf16) && layout == BLayout::Nk {
+                "thin_m_mma"
+            } else {
+                "thin_m"
+            };
+            assert_eq!(plan.kernel.name, name, "{dtype:?} {layout:?}");
             assert_eq!(
                 plan.grid,
                 (4097u32.div_ceil(per_block), 1, 65_535),
@@ -529,7 +607,12 @@ fn thin_grids_cover_the_streamed_operand() {
             r.b_layout = layout;
             let p = validate(&r, buffers(1 << 30, 1 << 30, 1 << 30)).unwrap();
             let plan = choose(&caps, &p, None).unwrap();
-            assert_eq!(plan.kernel.name, "thin_n");
+            let name = if matches!(dtype, DType::F16 | DType::Bf16) && layout == BLayout::Nk {
+                "thin_n_mma"
+            } else {
+                "thin_n"
+            };
+            assert_eq!(plan.kernel.name, name, "{dtype:?} {layout:?}");
             assert_eq!(plan.grid, (3001u32.div_ceil(16), 1, 1));
         }
     }
@@ -585,17 +668,31 @@ fn thin_kernels_come_first_in_every_list() {
                 .filter(|k| k.dtype == dtype && k.b_layout == layout)
                 .map(|k| k.name)
                 .collect();
+            // fp16 and bf16: the tensor-core thin kernels first (thin_n_mma only for B [n, k]),
+            // then the FMA ones, which take the calls whose rows are not aligned.
+            let thin: &[&str] = match (dtype, layout) {
+                (DType::F16 | DType::Bf16, BLayout::Nk) => {
+                    &["thin_m_mma", "thin_n_mma", "thin_m", "thin_n"]
+                }
+                (DType::F16 | DType::Bf16, BLayout::Kn) => &["thin_m_mma", "thin_m", "thin_n"],
+                _ => &["thin_m", "thin_n"],
+            };
             assert_eq!(
-                &names[..2],
-                ["thin_m", "thin_n"],
+                &names[..thin.len()],
+                thin,
                 "{dtype:?} {layout:?}: {names:?}"
             );
-            assert!(names[2..].iter().all(|n| !n.starts_with("thin")));
+            assert!(names[thin.len()..].iter().all(|n| !n.starts_with("thin")));
         }
     }
     // The thin entries' shared memory and threads come from gemm-geometry.
     for spec in KERNELS.iter().filter(|k| k.shape != ShapeClass::Any) {
-        assert_eq!(spec.threads, gemm_geometry::thin::THREADS);
+        let threads = if spec.name.ends_with("_mma") {
+            gemm_geometry::thin::MMA_THREADS
+        } else {
+            gemm_geometry::thin::THREADS
+        };
+        assert_eq!(spec.threads, threads, "{}", spec.entry);
         assert!(spec.shared_bytes <= 48 * 1024, "{}", spec.entry);
     }
 }

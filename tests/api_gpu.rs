@@ -516,6 +516,89 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
     eprintln!("{kernel} ({:?}, tf32 {tf32}): {checks} checks", T::DTYPE);
 }
 
+/// The tensor-core thin kernel `kernel` (`thin_m_mma`, or `thin_n_mma` for B `[n, k]` only)
+/// forced at every shape of the FMA kernel's sweep with 16-byte-aligned rows: plain, and (where
+/// the CPU reference's batches stay small) with a batch of 3, gaps, a 16-byte offset, alpha,
+/// beta, bias and each activation. Dispatch must choose it by itself for the aligned call, and
+/// pass it over (for the FMA kernel) when A's rows are not aligned, which forcing it refuses.
+fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
+    let (stream, gemm) = open();
+    let (family, layouts): (&str, &[BLayout]) = match kernel {
+        "thin_m_mma" => ("thin_m", &[BLayout::Kn, BLayout::Nk]),
+        _ => ("thin_n", &[BLayout::Nk]),
+    };
+    let mut checks = 0;
+    for &layout in layouts {
+        for (i, (m, n, k)) in thin_shapes(family).into_iter().enumerate() {
+            let seed = 7000 + i as u64;
+            let base = Variant {
+                pad: None,
+                ..plain(m, n, k, layout, false)
+            };
+            let mut variants = vec![base];
+            if m * n * k <= 3000 * 8 * 4097 {
+                variants.push(Variant {
+                    gap: 8,
+                    offset: 8,
+                    batch: 3,
+                    alpha: 0.5,
+                    beta: -1.5,
+                    bias: true,
+                    activation: Some(
+                        [
+                            Activation::Relu,
+                            Activation::LeakyRelu(0.1),
+                            Activation::GeluTanh,
+                        ][i % 3],
+                    ),
+                    ..base
+                });
+            }
+            for v in variants {
+                let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
+                checks += 1;
+            }
+            // Dispatch takes the m ≤ 8 kernels first when both apply.
+            let (expected, fallback) = if m <= 8 {
+                ("thin_m_mma", "thin_m")
+            } else {
+                (kernel, family)
+            };
+            let chosen = check::<T>(&stream, &gemm, base, None, seed).expect("dispatch runs");
+            assert!(
+                chosen.starts_with(&format!("gemm_{expected}_")),
+                "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
+            );
+            // A view one element off 16 bytes: refused when forced, the FMA kernel otherwise.
+            let odd = Variant { offset: 1, ..base };
+            assert!(check::<T>(&stream, &gemm, odd, Some(kernel), seed).is_none());
+            let chosen = check::<T>(&stream, &gemm, odd, None, seed).expect("dispatch runs");
+            assert!(
+                chosen.starts_with(&format!("gemm_{fallback}_")) && !chosen.contains("_mma_"),
+                "{m}×{n}×{k} {layout:?} misaligned: dispatch chose {chosen}"
+            );
+            checks += 2;
+        }
+    }
+    eprintln!("{kernel} ({:?}): {checks} checks", T::DTYPE);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_mma_f16() {
+    thin_mma_sweep::<half::f16>("thin_m_mma");
+    thin_mma_sweep::<half::f16>("thin_n_mma");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_mma_bf16() {
+    thin_mma_sweep::<half::bf16>("thin_m_mma");
+    thin_mma_sweep::<half::bf16>("thin_n_mma");
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_m_f32() {

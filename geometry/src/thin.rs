@@ -71,6 +71,45 @@ pub const MAX_CHUNK_ELEMENTS: u32 = 8;
 /// C and chunk element.
 pub const KN_SHARED_BYTES: u32 = WARPS * KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS * 4;
 
+/// Threads per block of the tensor-core thin kernels (`kernels-gpu/src/thin_mma.rs`, entries
+/// `gemm_thin_{m,n}_mma_<f16|bf16>_<blayout>`): fp16 and bf16 products whose rows start on
+/// 16-byte boundaries. They multiply with `mma.sync` m16n8k16 instead of fp32 FMAs, so that up
+/// to [`THIN_MAX`] rows cost what one row costs: the tensor cores do the arithmetic at a
+/// small fraction of their rate and leave the threads free to keep loads in flight.
+pub const MMA_THREADS: u32 = 256;
+/// Warps per block of the tensor-core thin kernels. All of a block's warps work on the same
+/// rows (or columns) of C, each on every [`MMA_WARPS`]-th step of k, and their partial sums
+/// are added in shared memory in warp order.
+pub const MMA_WARPS: u32 = MMA_THREADS / 32;
+/// The `min_blocks` of the tensor-core thin kernels' launch bounds (at most 128 registers).
+pub const MMA_MIN_BLOCKS_PER_SM: u32 = 2;
+/// Streamed rows per block of the tensor-core dot-rows body (`thin_m` with B `[n, k]`,
+/// `thin_n` with B `[n, k]`): the 16 rows of one m16n8k16 tile.
+pub const MMA_DOT_ROWS: u32 = 16;
+/// k per warp step of the tensor-core dot-rows body: each lane loads 16 bytes (8 elements) of
+/// two of the 16 rows, so a step is 16 rows × 64 bytes and two `mma`s.
+pub const MMA_DOT_STEP_K: u32 = 32;
+/// Steps each warp of the dot-rows body loads before using any (1 KiB each per warp).
+pub const MMA_DOT_UNROLL: u32 = 4;
+/// Dynamic shared memory of the tensor-core dot-rows body: one f32 partial sum per warp,
+/// streamed row and small row.
+pub const MMA_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * THIN_MAX * 4;
+/// Columns of C per block of the tensor-core column body (`thin_m` with B `[k, n]`): each
+/// lane loads 16 bytes of a row of B, 4 lanes a row, so a warp step reads 64 bytes of each of
+/// [`MMA_KN_STEP_K`] rows.
+pub const MMA_KN_COLUMNS: u32 = 32;
+/// Rows of k per warp step of the tensor-core column body (the k of one m16n8k16 `mma`).
+pub const MMA_KN_STEP_K: u32 = 16;
+/// Steps each warp of the column body loads before using any (1 KiB each per warp).
+pub const MMA_KN_UNROLL: u32 = 4;
+/// Bytes of one warp's staging tile in the column body: one step of B, 16 rows × 64 bytes,
+/// from which `ldmatrix.trans` reads the `mma` fragments.
+pub const MMA_KN_STAGE_BYTES: u32 = MMA_KN_STEP_K * MMA_KN_COLUMNS * 2;
+/// Dynamic shared memory of the tensor-core column body: every warp's staging tile, then one
+/// f32 partial sum per warp, row of C and column.
+pub const MMA_KN_SHARED_BYTES: u32 =
+    MMA_WARPS * MMA_KN_STAGE_BYTES + MMA_WARPS * THIN_MAX * MMA_KN_COLUMNS * 4;
+
 /// Elements of `element_bytes` bytes per 16-byte chunk.
 pub const fn chunk_elements(element_bytes: u32) -> u32 {
     CHUNK_BYTES / element_bytes
@@ -91,6 +130,11 @@ const _: () = {
     // Staged tiles start on chunk boundaries of every element type (and 32 chunks per warp).
     assert!(STAGE_K.is_multiple_of(32 * MAX_CHUNK_ELEMENTS));
     assert!(STAGED_SHARED_BYTES <= 48 * 1024 && KN_SHARED_BYTES <= 48 * 1024);
+    // The tensor-core bodies: one m16n8k16 tile of rows, two `mma`s per dot-rows step (16
+    // bytes per lane), four n8 tiles per column step, eight rows of C in the tile's first half.
+    assert!(MMA_WARPS == 8 && MMA_DOT_ROWS == 16 && THIN_MAX == 8);
+    assert!(MMA_DOT_STEP_K * 2 == 4 * CHUNK_BYTES && MMA_KN_COLUMNS * 2 == 4 * CHUNK_BYTES);
+    assert!(MMA_DOT_SHARED_BYTES <= 48 * 1024 && MMA_KN_SHARED_BYTES <= 48 * 1024);
 };
 
 #[cfg(test)]
@@ -104,5 +148,7 @@ mod tests {
         assert_eq!(DOT_ROWS_PER_BLOCK, 16);
         assert_eq!(STAGED_SHARED_BYTES, 32_768);
         assert_eq!(KN_SHARED_BYTES, 4096);
+        assert_eq!(MMA_DOT_SHARED_BYTES, 4096);
+        assert_eq!(MMA_KN_SHARED_BYTES, 8192 + 8192);
     }
 }

@@ -89,6 +89,15 @@ pub fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// `__syncwarp()`: every lane of the warp waits here, and the shared-memory writes each made
+/// before it are visible to the others after it. Every lane of the warp must reach it.
+#[inline(always)]
+pub fn sync_warp() {
+    // SAFETY: a warp barrier with a full mask; no operands. Not `nomem`: it orders the warp's
+    // shared-memory accesses, so the compiler must not move them across it.
+    unsafe { core::arch::asm!("bar.warp.sync 0xffffffff;", options(nostack)) }
+}
+
 /// The block's dynamic shared memory, sized by the host at launch (`shared_mem_bytes`).
 /// Asked for with `f32x4`'s alignment so that rungs may use 128-bit shared-memory accesses.
 #[inline(always)]

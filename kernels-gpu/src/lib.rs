@@ -49,6 +49,7 @@ pub mod sgemm;
 pub mod split_k;
 pub mod tensor_core;
 pub mod thin;
+pub mod thin_mma;
 pub mod tile_order;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;

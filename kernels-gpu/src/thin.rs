@@ -65,7 +65,7 @@ const _: () = assert!(STAGE_K == 4 * 256 && CHUNK_BYTES == 16);
 /// `at` must be a 16-byte-aligned global address of 16 bytes that no one writes during the
 /// kernel.
 #[inline(always)]
-unsafe fn load_streamed(at: u64) -> [u32; 4] {
+pub(crate) unsafe fn load_streamed(at: u64) -> [u32; 4] {
     let (x, y, z, w): (u32, u32, u32, u32);
     // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
     unsafe {
@@ -85,7 +85,7 @@ unsafe fn load_streamed(at: u64) -> [u32; 4] {
 /// # Safety
 /// As [`load_streamed`].
 #[inline(always)]
-unsafe fn load_cached(at: u64) -> [u32; 4] {
+pub(crate) unsafe fn load_cached(at: u64) -> [u32; 4] {
     let (x, y, z, w): (u32, u32, u32, u32);
     // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
     unsafe {
@@ -141,7 +141,7 @@ impl ThinElement for f32 {
 /// # Safety
 /// `at` must be a 2-byte-aligned global address that no one writes during the kernel.
 #[inline(always)]
-unsafe fn load_b16(at: u64) -> u16 {
+pub(crate) unsafe fn load_b16(at: u64) -> u16 {
     let bits: u16;
     // SAFETY: as the caller promises. Not `pure`: the load must stay under its guard.
     unsafe {
@@ -230,7 +230,7 @@ fn shuffle_xor(value: f32, mask: u32) -> f32 {
 /// # Safety
 /// (`row`, `col`) must lie inside that item of C as `args` describes it.
 #[inline(always)]
-unsafe fn store<E: Element>(args: &GemmArgs, c_item: u64, row: u32, col: u32, acc: f32) {
+pub(crate) unsafe fn store<E: Element>(args: &GemmArgs, c_item: u64, row: u32, col: u32, acc: f32) {
     let at = c_item + (row as u64 * args.ldc as u64 + col as u64) * E::BYTES as u64;
     let at = at as *mut E;
     // SAFETY: inside C, as the caller promises; the bias has n > col elements when present.

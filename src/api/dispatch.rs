@@ -4,7 +4,10 @@
 //! Each list starts with the thin-product kernels `thin_m` and `thin_n` ([`ShapeClass`]),
 //! which serve only calls with at most [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) rows or
 //! columns of C: such a product is bound by reading its large operand once from DRAM, which
-//! they do at full width where the tiled kernels would waste almost all of every tile. Then
+//! they do at full width where the tiled kernels would waste almost all of every tile. For
+//! fp16 and bf16 calls whose rows of A and B start on 16-byte boundaries, the tensor-core thin
+//! kernels `thin_m_mma` and `thin_n_mma` (B `[n, k]` only) come first: one `mma.sync` serves
+//! all the thin rows at once, so m = 8 costs what m = 1 costs. Then
 //! come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
 //! general kernel; the `cp.async` fp32 kernel v13 beats the general one; for TF32 the `wgmma`
@@ -86,6 +89,16 @@ impl ShapeClass {
     }
 }
 
+/// Which matrices a kernel's [`KernelSpec::row_alignment`] applies to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AlignedMatrices {
+    /// A, B and C ([`Problem::rows_aligned_to`]).
+    All,
+    /// A and B only, and only the leading dimension of one with more than one row
+    /// ([`Problem::input_rows_aligned_to`]): the kernel stores C element by element.
+    Inputs,
+}
+
 /// One kernel the library can run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelSpec {
@@ -103,6 +116,8 @@ pub struct KernelSpec {
     /// Bytes every row start must be aligned to (base addresses, leading dimensions and batch
     /// strides; see [`Problem::rows_aligned_to`]); 0 for none beyond the element's own.
     pub row_alignment: usize,
+    /// Which matrices `row_alignment` applies to.
+    pub aligned: AlignedMatrices,
     /// Whether it reads A and B through TMA tensor maps that the host builds.
     pub tensor_maps: bool,
     /// Threads per block.
@@ -140,6 +155,7 @@ const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
         b_layout,
         arch: Arch::Sm80,
         row_alignment: 0,
+        aligned: AlignedMatrices::All,
         tensor_maps: false,
         threads: geometry::general::THREADS,
         block_tile_m: geometry::general::BLOCK_TILE_M,
@@ -175,6 +191,7 @@ const fn ladder(
         b_layout,
         arch: Arch::Sm80,
         row_alignment: 0,
+        aligned: AlignedMatrices::All,
         tensor_maps: false,
         threads,
         block_tile_m,
@@ -207,6 +224,7 @@ const fn tma(
         // TMA reads rows that start on 16-byte boundaries (C needs less, but is held to the
         // same rule here: one check for the whole call).
         row_alignment: 16,
+        aligned: AlignedMatrices::All,
         tensor_maps: true,
         threads: geometry::v17::THREADS,
         block_tile_m: geometry::v17::BLOCK_TILE_M,
@@ -258,6 +276,7 @@ const fn thin(
         b_layout,
         arch: Arch::Sm80,
         row_alignment: 0,
+        aligned: AlignedMatrices::All,
         tensor_maps: false,
         threads: thin::THREADS,
         block_tile_m,
@@ -267,6 +286,58 @@ const fn thin(
         shape,
         split_k: false,
         blocks_per_sm: thin::MIN_BLOCKS_PER_SM,
+        gflops_per_sm: 0,
+    }
+}
+
+/// A tensor-core thin-product kernel (`kernels-gpu/src/thin_mma.rs`, geometry in
+/// `gemm_geometry::thin`, `MMA_*`): fp16 and bf16, rows of A and B on 16-byte boundaries (C
+/// is stored element by element), compute capability 8.0. Listed before the FMA thin kernels
+/// of the same family, which take the calls it refuses.
+const fn thin_mma(
+    entry: &'static str,
+    dtype: DType,
+    b_layout: BLayout,
+    shape: ShapeClass,
+) -> KernelSpec {
+    use geometry::thin;
+    let (name, block_tile_m, block_tile_n, shared_bytes) = match (shape, b_layout) {
+        (ShapeClass::ThinN, _) => (
+            "thin_n_mma",
+            thin::MMA_DOT_ROWS,
+            thin::THIN_MAX,
+            thin::MMA_DOT_SHARED_BYTES,
+        ),
+        (_, BLayout::Kn) => (
+            "thin_m_mma",
+            thin::THIN_MAX,
+            thin::MMA_KN_COLUMNS,
+            thin::MMA_KN_SHARED_BYTES,
+        ),
+        (_, BLayout::Nk) => (
+            "thin_m_mma",
+            thin::THIN_MAX,
+            thin::MMA_DOT_ROWS,
+            thin::MMA_DOT_SHARED_BYTES,
+        ),
+    };
+    KernelSpec {
+        name,
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm80,
+        row_alignment: 16,
+        aligned: AlignedMatrices::Inputs,
+        tensor_maps: false,
+        threads: thin::MMA_THREADS,
+        block_tile_m,
+        block_tile_n,
+        shared_bytes,
+        grid: GridKind::Thin,
+        shape,
+        split_k: false,
+        blocks_per_sm: thin::MMA_MIN_BLOCKS_PER_SM,
         gflops_per_sm: 0,
     }
 }
@@ -413,6 +484,12 @@ pub const KERNELS: &[KernelSpec] = &[
     // Where v14 cannot run, exact fp32: more precise than TF32, never less.
     general("gemm_general_f32_kn", DType::Tf32, BLayout::Kn),
     general("gemm_general_f32_nk", DType::Tf32, BLayout::Nk),
+    thin_mma(
+        "gemm_thin_m_mma_f16_kn",
+        DType::F16,
+        BLayout::Kn,
+        ShapeClass::ThinM,
+    ),
     thin(
         "gemm_thin_m_f16_kn",
         DType::F16,
@@ -423,6 +500,18 @@ pub const KERNELS: &[KernelSpec] = &[
         "gemm_thin_n_f16_kn",
         DType::F16,
         BLayout::Kn,
+        ShapeClass::ThinN,
+    ),
+    thin_mma(
+        "gemm_thin_m_mma_f16_nk",
+        DType::F16,
+        BLayout::Nk,
+        ShapeClass::ThinM,
+    ),
+    thin_mma(
+        "gemm_thin_n_mma_f16_nk",
+        DType::F16,
+        BLayout::Nk,
         ShapeClass::ThinN,
     ),
     thin(
@@ -437,6 +526,12 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinN,
     ),
+    thin_mma(
+        "gemm_thin_m_mma_bf16_kn",
+        DType::Bf16,
+        BLayout::Kn,
+        ShapeClass::ThinM,
+    ),
     thin(
         "gemm_thin_m_bf16_kn",
         DType::Bf16,
@@ -447,6 +542,18 @@ pub const KERNELS: &[KernelSpec] = &[
         "gemm_thin_n_bf16_kn",
         DType::Bf16,
         BLayout::Kn,
+        ShapeClass::ThinN,
+    ),
+    thin_mma(
+        "gemm_thin_m_mma_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
+        ShapeClass::ThinM,
+    ),
+    thin_mma(
+        "gemm_thin_n_mma_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
         ShapeClass::ThinN,
     ),
     thin(
@@ -544,6 +651,16 @@ pub const KERNELS: &[KernelSpec] = &[
 ];
 
 impl KernelSpec {
+    /// Whether `problem`'s rows meet [`KernelSpec::row_alignment`] where
+    /// [`KernelSpec::aligned`] says it applies.
+    pub fn rows_aligned(&self, problem: &Problem) -> bool {
+        self.row_alignment == 0
+            || match self.aligned {
+                AlignedMatrices::All => problem.rows_aligned_to(self.row_alignment),
+                AlignedMatrices::Inputs => problem.input_rows_aligned_to(self.row_alignment),
+            }
+    }
+
     /// Whether the host first copies B `[k, n]` transposed into a `[n, k]` scratch copy and the
     /// kernel reads that (the TF32 `wgmma` kernel v19, which reads B only K-major, on a call
     /// with B `[k, n]`). The kernel then sees [`kernel_problem`].
@@ -831,9 +948,13 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
             spec.shared_bytes, caps.max_shared_per_block
         ));
     }
-    if spec.row_alignment > 0 && !problem.rows_aligned_to(spec.row_alignment) {
+    if !spec.rows_aligned(problem) {
+        let matrices = match spec.aligned {
+            AlignedMatrices::All => "A, B and C",
+            AlignedMatrices::Inputs => "A and B",
+        };
         return Some(format!(
-            "needs every row of A, B and C to start on a {}-byte boundary (base addresses, \
+            "needs every row of {matrices} to start on a {}-byte boundary (base addresses, \
              leading dimensions and batch strides multiples of {} elements)",
             spec.row_alignment,
             spec.row_alignment / problem.dtype.bytes()

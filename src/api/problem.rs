@@ -96,6 +96,28 @@ impl Problem {
             && (self.batch == 1 || strides.iter().all(|s| s % elements == 0))
     }
 
+    /// Whether every row of A and of B starts on a `bytes` boundary: their base addresses are
+    /// multiples of `bytes`, and the leading dimension of each that has more than one row and
+    /// (with a batch) their batch strides multiples of `bytes / element size`. C is not looked
+    /// at: this is the rule for kernels that read A and B with 16-byte loads and store C
+    /// element by element.
+    pub fn input_rows_aligned_to(&self, bytes: usize) -> bool {
+        let elements = bytes / self.dtype.bytes();
+        let b_rows = match self.b_layout {
+            BLayout::Kn => self.k,
+            BLayout::Nk => self.n,
+        };
+        let inputs = [
+            (self.buffers.a.0, self.m, self.lda, self.strides.0),
+            (self.buffers.b.0, b_rows, self.ldb, self.strides.1),
+        ];
+        inputs.iter().all(|&(address, rows, ld, stride)| {
+            address.is_multiple_of(bytes as u64)
+                && (rows == 1 || ld.is_multiple_of(elements))
+                && (self.batch == 1 || stride.is_multiple_of(elements))
+        })
+    }
+
     /// Multiply-adds times two.
     pub fn flops(&self) -> f64 {
         2.0 * self.m as f64 * self.n as f64 * self.k as f64 * self.batch as f64
