@@ -11,8 +11,8 @@ mod common;
 
 use common::fuzz::{Call, indices_from_env, seed_from_env};
 use rust_gemm::api::dispatch::{
-    DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, choose, kernel_problem,
-    passed_over, refusal,
+    AlignedMatrices, DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, choose,
+    kernel_problem, passed_over, refusal,
 };
 use rust_gemm::api::problem::{Problem, validate};
 use rust_gemm::ptx::Arch;
@@ -109,7 +109,12 @@ fn check_dispatch(call: &Call, device: &DeviceCaps, problem: &Problem) {
     if chosen.kernel.row_alignment > 0 {
         // What the kernel reads: B's transposed copy (always aligned) for v19 on B `[k, n]`.
         let read = kernel_problem(chosen.kernel, problem, 0);
-        assert!(read.rows_aligned_to(chosen.kernel.row_alignment));
+        // A, B and C, or (the tensor-core thin kernels) A and B only.
+        let aligned = match chosen.kernel.aligned {
+            AlignedMatrices::All => read.rows_aligned_to(chosen.kernel.row_alignment),
+            AlignedMatrices::Inputs => read.input_rows_aligned_to(chosen.kernel.row_alignment),
+        };
+        assert!(aligned, "{}", context());
     }
     assert_eq!(
         choose(device, problem, None).unwrap().kernel.entry,
