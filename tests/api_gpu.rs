@@ -585,6 +585,45 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
     eprintln!("{kernel} ({:?}): {checks} checks", T::DTYPE);
 }
 
+/// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
+/// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes. Small
+/// enough for compute-sanitizer's racecheck (`--kernel-regex kns=thin_`), and with no cuBLAS in
+/// the process.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_sanitizer_subset() {
+    let (stream, gemm) = open();
+    let both = [BLayout::Kn, BLayout::Nk];
+    type Shapes = &'static [(usize, usize, usize)];
+    let cases: [(&str, &[BLayout], Shapes); 4] = [
+        (
+            "thin_m_mma",
+            &both,
+            &[(8, 104, 1000), (3, 200, 48), (8, 64, 1024)],
+        ),
+        (
+            "thin_n_mma",
+            &[BLayout::Nk],
+            &[(1000, 8, 40), (100, 5, 2000)],
+        ),
+        ("thin_m", &both, &[(8, 100, 1000), (3, 33, 40)]),
+        ("thin_n", &both, &[(1000, 8, 40), (33, 5, 100)]),
+    ];
+    for (kernel, layouts, shapes) in cases {
+        for &layout in layouts {
+            for (i, &(m, n, k)) in shapes.iter().enumerate() {
+                let v = Variant {
+                    pad: None,
+                    ..plain(m, n, k, layout, false)
+                };
+                let seed = 9000 + i as u64;
+                check::<half::f16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+                check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_mma_f16() {
