@@ -216,23 +216,7 @@ fn variants(tf32: bool) -> Vec<Variant> {
             out.push(base);
             // Aligned padding, offset and batch gaps (rows stay 16-byte aligned: the TMA
             // kernels run it, ragged shapes included), with everything on.
-            out.push(Variant {
-                pad: None,
-                gap: 8,
-                offset: 8,
-                batch: 3,
-                alpha: 0.5,
-                beta: -1.5,
-                bias: true,
-                activation: Some(
-                    [
-                        Activation::Relu,
-                        Activation::LeakyRelu(0.1),
-                        Activation::GeluTanh,
-                    ][i % 3],
-                ),
-                ..base
-            });
+            out.push(everything_on(base, i));
             // Ragged padding and an odd offset: only kernels without alignment needs.
             out.push(Variant {
                 pad: Some(3),
@@ -411,6 +395,30 @@ fn tf32_kernels_never_read_c_at_beta_zero_and_propagate_nan() {
     assert!(ran.iter().any(|r| r.starts_with("v19")), "v19 did not run");
 }
 
+/// `base` with everything on, rows still 16-byte aligned (the TMA and tensor-core thin kernels
+/// run it, ragged shapes included): rows padded to a multiple of 8 elements plus 8, a batch of
+/// 3 with gaps, a 16-byte offset, alpha, beta, the bias and the `i % 3`-th of ReLU, leaky ReLU
+/// and GELU.
+fn everything_on(base: Variant, i: usize) -> Variant {
+    Variant {
+        pad: None,
+        gap: 8,
+        offset: 8,
+        batch: 3,
+        alpha: 0.5,
+        beta: -1.5,
+        bias: true,
+        activation: Some(
+            [
+                Activation::Relu,
+                Activation::LeakyRelu(0.1),
+                Activation::GeluTanh,
+            ][i % 3],
+        ),
+        ..base
+    }
+}
+
 /// A plain variant of one shape: contiguous rows, one item, alpha 1, beta 0.
 fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
     Variant {
@@ -470,23 +478,7 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
             let mut variants = vec![base];
             // The epilogue variants on shapes small enough for the CPU reference's batches.
             if m * n * k <= 3000 * 8 * 4097 {
-                variants.push(Variant {
-                    pad: None,
-                    gap: 8,
-                    offset: 8,
-                    batch: 3,
-                    alpha: 0.5,
-                    beta: -1.5,
-                    bias: true,
-                    activation: Some(
-                        [
-                            Activation::Relu,
-                            Activation::LeakyRelu(0.1),
-                            Activation::GeluTanh,
-                        ][i % 3],
-                    ),
-                    ..base
-                });
+                variants.push(everything_on(base, i));
                 variants.push(Variant {
                     pad: Some(3),
                     gap: 5,
@@ -537,22 +529,7 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
             };
             let mut variants = vec![base];
             if m * n * k <= 3000 * 8 * 4097 {
-                variants.push(Variant {
-                    gap: 8,
-                    offset: 8,
-                    batch: 3,
-                    alpha: 0.5,
-                    beta: -1.5,
-                    bias: true,
-                    activation: Some(
-                        [
-                            Activation::Relu,
-                            Activation::LeakyRelu(0.1),
-                            Activation::GeluTanh,
-                        ][i % 3],
-                    ),
-                    ..base
-                });
+                variants.push(everything_on(base, i));
             }
             for v in variants {
                 let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
