@@ -393,13 +393,15 @@ fn public_types_are_send_and_sync() {
 }
 
 /// The thin kernel a thin call must get: for fp16 and bf16 calls whose rows of A and B start
-/// on 16-byte boundaries the tensor-core ones (`thin_m_mma` when m ≤ 8, else `thin_n_mma`
-/// when n ≤ 8 and B is `[n, k]`), otherwise `thin_m` when m ≤ 8 (it is listed first), else
-/// `thin_n`.
+/// on 16-byte boundaries the tensor-core ones (`thin_m_mma` when m ≤ 8, `thin_m16_mma` when
+/// m ≤ 16 and B is `[n, k]`, else `thin_n_mma` when n ≤ 8 and B is `[n, k]`), otherwise `thin_m`
+/// when m ≤ 8 (it is listed first), else `thin_n`.
 fn expected_thin(p: &Problem) -> Option<&'static str> {
     let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16) && p.input_rows_aligned_to(16);
     if p.m <= 8 {
         Some(if tensor_cores { "thin_m_mma" } else { "thin_m" })
+    } else if p.m <= 16 && tensor_cores && p.b_layout == BLayout::Nk {
+        Some("thin_m16_mma")
     } else if p.n <= 8 {
         Some(if tensor_cores && p.b_layout == BLayout::Nk {
             "thin_n_mma"
@@ -426,6 +428,10 @@ fn thin_products_go_to_the_thin_kernels() {
                     (9, 8, 4097),
                     (1, 1, 1),
                     (9, 9, 64),
+                    (16, 4096, 4096),
+                    (12, 11008, 4096),
+                    (16, 3, 4096),
+                    (17, 4096, 4096),
                     (4096, 4096, 4096),
                 ] {
                     let p = problem(dtype, layout, m, n, k);
@@ -671,9 +677,13 @@ fn thin_kernels_come_first_in_every_list() {
             // fp16 and bf16: the tensor-core thin kernels first (thin_n_mma only for B [n, k]),
             // then the FMA ones, which take the calls whose rows are not aligned.
             let thin: &[&str] = match (dtype, layout) {
-                (DType::F16 | DType::Bf16, BLayout::Nk) => {
-                    &["thin_m_mma", "thin_n_mma", "thin_m", "thin_n"]
-                }
+                (DType::F16 | DType::Bf16, BLayout::Nk) => &[
+                    "thin_m_mma",
+                    "thin_m16_mma",
+                    "thin_n_mma",
+                    "thin_m",
+                    "thin_n",
+                ],
                 (DType::F16 | DType::Bf16, BLayout::Kn) => &["thin_m_mma", "thin_m", "thin_n"],
                 _ => &["thin_m", "thin_n"],
             };
@@ -702,8 +712,9 @@ fn few_tiles_with_long_k_are_split() {
     let caps = hopper();
     for dtype in [DType::F16, DType::Bf16] {
         for layout in [BLayout::Kn, BLayout::Nk] {
-            // 16 tiles of 128×256 on 132 SMs: 8 slices of 512 bring them to 128 blocks.
-            let plan = choose(&caps, &problem(dtype, layout, 16, 4096, 4096), None).unwrap();
+            // 16 tiles of 128×256 on 132 SMs: 8 slices of 512 bring them to 128 blocks (v18
+            // forced: at m = 16 with aligned rows dispatch takes thin_m16_mma).
+            let plan = choose(&caps, &problem(dtype, layout, 16, 4096, 4096), Some("v18")).unwrap();
             assert_eq!(plan.kernel.name, "v18");
             assert_eq!((plan.splits, plan.k_chunk), (8, 512), "{}", plan.reason);
             assert_eq!(plan.grid, (128, 1, 1));
@@ -713,7 +724,7 @@ fn few_tiles_with_long_k_are_split() {
             let plan = choose(&caps, &problem(dtype, layout, 17, 16, 65536), None).unwrap();
             assert_eq!(plan.splits, gemm_geometry::split_k::MAX_SPLITS);
             // A full wave of tiles, or a short k, is never split.
-            for (m, n, k) in [(4096, 4096, 4096), (16, 4096, 255), (1024, 8192, 8192)] {
+            for (m, n, k) in [(4096, 4096, 4096), (17, 4096, 255), (1024, 8192, 8192)] {
                 let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
                 assert_eq!(plan.splits, 1, "{m}×{n}×{k}: {}", plan.reason);
                 assert_eq!(plan.reduction(), None);
@@ -824,6 +835,7 @@ fn one_k_tile_goes_to_v15_unless_v18_is_forced() {
 fn the_split_model_agrees_with_the_measured_suite() {
     // fp16 on the H100, the shape suite run with and without split-K
     // (docs/results/h100-split-k): products the split made faster, and ones it made slower.
+    // All ran v18, forced here: at m = 16 dispatch now takes thin_m16_mma.
     let caps = hopper();
     let faster = [
         (16, 4096, 4096),
@@ -844,12 +856,13 @@ fn the_split_model_agrees_with_the_measured_suite() {
         (16, 14336, 4096),
     ];
     for layout in [BLayout::Kn, BLayout::Nk] {
+        let v18 = |m, n, k| choose(&caps, &problem(DType::F16, layout, m, n, k), Some("v18"));
         for (m, n, k) in faster {
-            let plan = choose(&caps, &problem(DType::F16, layout, m, n, k), None).unwrap();
+            let plan = v18(m, n, k).unwrap();
             assert!(plan.splits > 1, "{m}×{n}×{k}: {}", plan.reason);
         }
         for (m, n, k) in slower {
-            let plan = choose(&caps, &problem(DType::F16, layout, m, n, k), None).unwrap();
+            let plan = v18(m, n, k).unwrap();
             assert_eq!(plan.splits, 1, "{m}×{n}×{k}: {}", plan.reason);
         }
     }

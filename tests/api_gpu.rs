@@ -443,8 +443,13 @@ fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
 fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
     let sides = [1, 7, 33, 4096, 4097];
     let mut out = Vec::new();
-    if kernel == "thin_m" {
-        for m in [1, 3, 8] {
+    if kernel == "thin_m" || kernel == "thin_m16" {
+        let rows: &[usize] = if kernel == "thin_m" {
+            &[1, 3, 8]
+        } else {
+            &[1, 9, 16]
+        };
+        for &m in rows {
             for n in sides {
                 for k in sides {
                     out.push((m, n, k));
@@ -508,15 +513,18 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
     eprintln!("{kernel} ({:?}, tf32 {tf32}): {checks} checks", T::DTYPE);
 }
 
-/// The tensor-core thin kernel `kernel` (`thin_m_mma`, or `thin_n_mma` for B `[n, k]` only)
-/// forced at every shape of the FMA kernel's sweep with 16-byte-aligned rows: plain, and (where
-/// the CPU reference's batches stay small) with a batch of 3, gaps, a 16-byte offset, alpha,
-/// beta, bias and each activation. Dispatch must choose it by itself for the aligned call, and
-/// pass it over (for the FMA kernel) when A's rows are not aligned, which forcing it refuses.
+/// The tensor-core thin kernel `kernel` (`thin_m_mma`; `thin_m16_mma` or `thin_n_mma`, for B
+/// `[n, k]` only) forced at every shape of the FMA kernel's sweep (m ∈ {1, 9, 16} for
+/// `thin_m16_mma`) with 16-byte-aligned rows: plain, and (where the CPU reference's batches
+/// stay small) with a batch of 3, gaps, a 16-byte offset, alpha, beta, bias and each
+/// activation. Dispatch must choose it by itself for the aligned call (`thin_m_mma` for
+/// m ≤ 8), and pass it over (for the FMA kernel when m ≤ 8, a tiled one above) when A's rows
+/// are not aligned, which forcing it refuses.
 fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
     let (stream, gemm) = open();
     let (family, layouts): (&str, &[BLayout]) = match kernel {
         "thin_m_mma" => ("thin_m", &[BLayout::Kn, BLayout::Nk]),
+        "thin_m16_mma" => ("thin_m16", &[BLayout::Nk]),
         _ => ("thin_n", &[BLayout::Nk]),
     };
     let mut checks = 0;
@@ -537,9 +545,12 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
                 assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
                 checks += 1;
             }
-            // Dispatch takes the m ≤ 8 kernels first when both apply.
+            // Dispatch takes the m ≤ 8 kernels first when both apply; a misaligned call with
+            // 8 < m ≤ 16 goes to a tiled kernel.
             let (expected, fallback) = if m <= 8 {
                 ("thin_m_mma", "thin_m")
+            } else if m <= 16 {
+                ("thin_m16_mma", if n <= 8 { "thin_n" } else { "v15" })
             } else {
                 (kernel, family)
             };
@@ -548,7 +559,8 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
                 chosen.starts_with(&format!("gemm_{expected}_")),
                 "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
             );
-            // A view one element off 16 bytes: refused when forced, the FMA kernel otherwise.
+            // A view one element off 16 bytes: refused when forced, the FMA (or tiled) kernel
+            // otherwise.
             let odd = Variant { offset: 1, ..base };
             assert!(check::<T>(&stream, &gemm, odd, Some(kernel), seed).is_none());
             let chosen = check::<T>(&stream, &gemm, odd, None, seed).expect("dispatch runs");
@@ -572,11 +584,16 @@ fn thin_sanitizer_subset() {
     let (stream, gemm) = open();
     let both = [BLayout::Kn, BLayout::Nk];
     type Shapes = &'static [(usize, usize, usize)];
-    let cases: [(&str, &[BLayout], Shapes); 4] = [
+    let cases: [(&str, &[BLayout], Shapes); 5] = [
         (
             "thin_m_mma",
             &both,
             &[(8, 104, 1000), (3, 200, 48), (8, 64, 1024)],
+        ),
+        (
+            "thin_m16_mma",
+            &[BLayout::Nk],
+            &[(16, 104, 1000), (9, 200, 48), (16, 64, 1024)],
         ),
         (
             "thin_n_mma",
@@ -606,6 +623,18 @@ fn thin_sanitizer_subset() {
 fn thin_mma_f16() {
     thin_mma_sweep::<half::f16>("thin_m_mma");
     thin_mma_sweep::<half::f16>("thin_n_mma");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m16_mma_f16() {
+    thin_mma_sweep::<half::f16>("thin_m16_mma");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m16_mma_bf16() {
+    thin_mma_sweep::<half::bf16>("thin_m16_mma");
 }
 
 #[test]

@@ -94,6 +94,16 @@ pub const MMA_DOT_UNROLL: u32 = 4;
 /// Dynamic shared memory of the tensor-core dot-rows body: one f32 partial sum per warp,
 /// streamed row and small row.
 pub const MMA_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * THIN_MAX * 4;
+/// The most thin rows of the wide tensor-core thin kernels (entries
+/// `gemm_thin_m16_mma_<f16|bf16>_nk`: `thin_m` with B `[n, k]`): two n8 tiles of small rows
+/// in the dot-rows body. Separate entries from the 8-row ones, so that each is
+/// register-allocated alone: one kernel holding both spilled. (B `[k, n]` has none: a column
+/// body with all 16 rows of A in the `mma` spilled at four steps in flight and at two ran at
+/// 0.63–0.94× cuBLAS on the H100's m = 16 layers, below v18.)
+pub const MMA_WIDE_MAX: u32 = 2 * THIN_MAX;
+/// Dynamic shared memory of the wide dot-rows body: one f32 partial sum per warp, streamed
+/// row and small row.
+pub const MMA_WIDE_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * MMA_WIDE_MAX * 4;
 /// Columns of C per block of the tensor-core column body (`thin_m` with B `[k, n]`): each
 /// lane loads 16 bytes of a row of B, 4 lanes a row, so a warp step reads 64 bytes of each of
 /// [`MMA_KN_STEP_K`] rows.
@@ -135,6 +145,9 @@ const _: () = {
     assert!(MMA_WARPS == 8 && MMA_DOT_ROWS == 16 && THIN_MAX == 8);
     assert!(MMA_DOT_STEP_K * 2 == 4 * CHUNK_BYTES && MMA_KN_COLUMNS * 2 == 4 * CHUNK_BYTES);
     assert!(MMA_DOT_SHARED_BYTES <= 48 * 1024 && MMA_KN_SHARED_BYTES <= 48 * 1024);
+    // The wide dot-rows store: one output per thread.
+    assert!(MMA_DOT_ROWS * MMA_WIDE_MAX == MMA_THREADS);
+    assert!(MMA_WIDE_DOT_SHARED_BYTES <= 48 * 1024);
 };
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! what one costs, the tensor cores run at a few percent of their rate, and each thread keeps
 //! its registers for loads in flight.
 //!
-//! Two bodies, numbers in [`gemm_geometry::thin`] (the host reads them too):
+//! Two bodies, numbers in [`gemm_geometry::thin`] (the host reads them too), and a wide
+//! variant of the first:
 //!
 //! * **dot rows** (`thin_m` with B `[n, k]`, `thin_n` with B `[n, k]`): the streamed rows are
 //!   contiguous along k (B's rows for `thin_m`, A's for `thin_n`), and so are the small
@@ -22,6 +23,14 @@
 //!   order k is walked, the `mma`s are simply told that the lane's first two words are those
 //!   elements and its last two the next `mma`'s. Both operands are relabelled the same way, so
 //!   the sum is the same, with no shuffle and full 16-byte loads.
+//! * **wide dot rows** (`thin_m16_mma`: `thin_m` with B `[n, k]` and m ≤ [`MMA_WIDE_MAX`]):
+//!   the same with two n8 tiles of small rows, rows `g` and `g + 8` of A per lane, four `mma`s
+//!   per step. Separate entries, so that their registers are allocated apart from the 8-row
+//!   ones; their small rows are read just before each step rather than with the streamed
+//!   loads (in flight with them, they spilled). At the H100's m = 16 LLM layers they run at
+//!   1.03–1.31× cuBLAS, where v18 ran at 0.68–1.04× (`docs/results/thin-m16`). There is no
+//!   wide column body: with all 16 rows of A in the `mma` it spilled at four steps in flight
+//!   and ran below v18 at two.
 //! * **column tiles** (`thin_m` with B `[k, n]`): B's rows are contiguous along n, so a lane's
 //!   16-byte load holds 8 columns of one row of k, where the `mma` wants 2 rows of k of one
 //!   column. Each warp stores its step of B (16 rows × 32 columns) to its own 1 KiB of shared
@@ -57,16 +66,17 @@ use core::arch::asm;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
     MMA_DOT_ROWS, MMA_DOT_STEP_K, MMA_DOT_UNROLL, MMA_KN_COLUMNS, MMA_KN_STAGE_BYTES,
-    MMA_KN_STEP_K, MMA_KN_UNROLL, MMA_WARPS, THIN_MAX,
+    MMA_KN_STEP_K, MMA_KN_UNROLL, MMA_THREADS, MMA_WARPS, MMA_WIDE_MAX, THIN_MAX,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::thin::{MMA_DOT_SHARED_BYTES, MMA_KN_SHARED_BYTES, MMA_THREADS};
+use gemm_geometry::thin::{MMA_DOT_SHARED_BYTES, MMA_KN_SHARED_BYTES};
 
 // The bodies below are unrolled for exactly these numbers.
 const _: () = assert!(MMA_DOT_UNROLL == 4 && MMA_KN_UNROLL == 4 && MMA_WARPS == 8);
 const _: () = assert!(MMA_DOT_STEP_K == 32 && MMA_KN_STEP_K == 16 && MMA_KN_COLUMNS == 32);
+const _: () = assert!(MMA_WIDE_MAX == 2 * THIN_MAX && MMA_THREADS == 256);
 
 /// Bytes of one fp16 or bf16 element.
 const BYTES: u64 = 2;
@@ -129,24 +139,33 @@ unsafe fn chunk_prefix(at: u64, count: u32) -> [u32; 4] {
 }
 
 /// One dot-rows step: the lane's 16 bytes of its two streamed rows (`big`) and of its small
-/// row (`small`) as two m16n8k16 `mma`s, the first on words 0–1 and the second on words 2–3
-/// (each into its own accumulator, so that the two do not wait on each other).
+/// rows (`small`, one per n8 tile) as m16n8k16 `mma`s, the first half on words 0–1 and the
+/// second on words 2–3 (each half into its own accumulators, so that the two do not wait on
+/// each other).
 #[inline(always)]
-fn dot_step<E: HalfElement>(acc: &mut [[f32; 4]; 2], big: &[[u32; 4]; 2], small: &[u32; 4]) {
+fn dot_step<E: HalfElement, const TILES: usize>(
+    acc: &mut [[[f32; 4]; TILES]; 2],
+    big: &[[u32; 4]; 2],
+    small: &[[u32; 4]; TILES],
+) {
     seq!(h in 0..2 {
         let a = [big[0][2 * h], big[1][2 * h], big[0][2 * h + 1], big[1][2 * h + 1]];
-        E::mma_m16n8k16(&mut acc[h], &a, &[small[2 * h], small[2 * h + 1]]);
+        for t in 0..TILES {
+            E::mma_m16n8k16(&mut acc[h][t], &a, &[small[t][2 * h], small[t][2 * h + 1]]);
+        }
     });
 }
 
 /// The dot-rows body (see the module documentation): `thin_m` with B `[n, k]` (`THIN_M`) or
-/// `thin_n` with B `[n, k]`.
+/// `thin_n` with B `[n, k]`, with `TILES` n8 tiles of small rows (1: at most [`THIN_MAX`], 2:
+/// at most [`MMA_WIDE_MAX`]).
 ///
 /// # Safety
 /// As the module's preconditions: `args` must describe readable A, B (and C when beta ≠ 0)
-/// and writable C of element type `E`; the launch must be the module's for the entry.
+/// and writable C of element type `E`, with at most `8 · TILES` small rows; the launch must be
+/// the module's for the entry.
 #[inline(always)]
-unsafe fn dot_rows<E: HalfElement, const THIN_M: bool>(args: &GemmArgs) {
+unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args: &GemmArgs) {
     let thread = thread_x();
     let (lane, warp) = (thread % 32, thread / 32);
     let (g, q) = (lane / 4, lane % 4);
@@ -169,10 +188,20 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool>(args: &GemmArgs) {
     let k = args.k;
     let full_steps = k / MMA_DOT_STEP_K;
     let groups = big_count.div_ceil(MMA_DOT_ROWS);
-    // Lanes past the small rows read the last one: their columns of the tile are not stored.
-    let small_row = if g < small_count { g } else { small_count - 1 };
+    // Lane (g, q) reads small row g of each n8 tile; lanes past the small rows read the last
+    // one: their columns of the tile are not stored.
+    let small_row = |t: usize| {
+        let row = g + 8 * t as u32;
+        if row < small_count {
+            row
+        } else {
+            small_count - 1
+        }
+    };
     let step_bytes = MMA_DOT_STEP_K as u64 * BYTES;
     let lane_bytes = q as u64 * 8 * BYTES;
+    // Columns of the block's tile (small rows it can hold).
+    let span = 8 * TILES as u32;
     let partials = shared_f32();
 
     let mut z = block_z();
@@ -181,7 +210,10 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool>(args: &GemmArgs) {
         let big_item = big_base + z as u64 * big_stride * BYTES;
         let small_item = small_base + z as u64 * small_stride * BYTES;
         let c_item = args.c + z as u64 * args.stride_c * BYTES;
-        let small_start = small_item + small_row as u64 * small_ld as u64 * BYTES;
+        let mut small_start = [0u64; TILES];
+        for t in 0..TILES {
+            small_start[t] = small_item + small_row(t) as u64 * small_ld as u64 * BYTES;
+        }
         let mut group = block_x();
         while group < groups {
             // < big_count + 16 ≤ 2³¹ + 15: no wrap.
@@ -196,39 +228,54 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool>(args: &GemmArgs) {
                 big_item + row as u64 * big_ld as u64 * BYTES
             };
             let rows = [row_start(g), row_start(g + 8)];
-            let mut acc = [[0.0f32; 4]; 2];
+            // The lane's 16 bytes at `offset` of its streamed rows, and of its small rows (one
+            // chunk per n8 tile).
+            let load_big = |offset: u64| {
+                // SAFETY: a whole step of k inside each row, 16-byte aligned (the callers pass
+                // only whole steps; the module's preconditions).
+                unsafe {
+                    [
+                        load_streamed(rows[0] + offset),
+                        load_streamed(rows[1] + offset),
+                    ]
+                }
+            };
+            let load_small = |offset: u64| {
+                let mut small = [[0u32; 4]; TILES];
+                for t in 0..TILES {
+                    // SAFETY: as `load_big`.
+                    small[t] = unsafe { load_cached(small_start[t] + offset) };
+                }
+                small
+            };
+            let mut acc = [[[0.0f32; 4]; TILES]; 2];
             let mut step = warp;
             while step + MMA_WARPS * (MMA_DOT_UNROLL - 1) < full_steps {
-                // Every load of the group goes out before any is used.
+                // Every streamed load of the group goes out before any is used. One tile of
+                // small rows is loaded with them; two are read just before their step (L1
+                // hits), so that they hold no registers across the group: in flight with the
+                // streamed loads, they made the 16-row kernels spill.
                 let mut big = [[[0u32; 4]; 2]; 4];
-                let mut small = [[0u32; 4]; 4];
+                let mut small = [[[0u32; 4]; TILES]; 4];
                 seq!(u in 0..4 {
                     let offset = (step + MMA_WARPS * u) as u64 * step_bytes + lane_bytes;
-                    // SAFETY: a whole step of k inside each row, 16-byte aligned (the
-                    // module's preconditions).
-                    unsafe {
-                        big[u] = [load_streamed(rows[0] + offset), load_streamed(rows[1] + offset)];
-                        small[u] = load_cached(small_start + offset);
+                    big[u] = load_big(offset);
+                    if TILES == 1 {
+                        small[u] = load_small(offset);
                     }
                 });
                 seq!(u in 0..4 {
-                    dot_step::<E>(&mut acc, &big[u], &small[u]);
+                    if TILES > 1 {
+                        small[u] = load_small((step + MMA_WARPS * u) as u64 * step_bytes + lane_bytes);
+                    }
+                    dot_step::<E, TILES>(&mut acc, &big[u], &small[u]);
                 });
                 step += MMA_WARPS * MMA_DOT_UNROLL;
             }
             while step < full_steps {
                 let offset = step as u64 * step_bytes + lane_bytes;
-                // SAFETY: as above.
-                let (big, small) = unsafe {
-                    (
-                        [
-                            load_streamed(rows[0] + offset),
-                            load_streamed(rows[1] + offset),
-                        ],
-                        load_cached(small_start + offset),
-                    )
-                };
-                dot_step::<E>(&mut acc, &big, &small);
+                let big = load_big(offset);
+                dot_step::<E, TILES>(&mut acc, &big, &load_small(offset));
                 step += MMA_WARPS;
             }
             if step == full_steps && !k.is_multiple_of(MMA_DOT_STEP_K) {
@@ -236,46 +283,51 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool>(args: &GemmArgs) {
                 let index = step * MMA_DOT_STEP_K + q * 8;
                 let offset = index as u64 * BYTES;
                 let count = k.saturating_sub(index);
+                let mut small = [[0u32; 4]; TILES];
                 // SAFETY: only elements below k of each row.
-                let (big, small) = unsafe {
-                    (
-                        [
-                            chunk_prefix(rows[0] + offset, count),
-                            chunk_prefix(rows[1] + offset, count),
-                        ],
-                        chunk_prefix(small_start + offset, count),
-                    )
+                let big = unsafe {
+                    [
+                        chunk_prefix(rows[0] + offset, count),
+                        chunk_prefix(rows[1] + offset, count),
+                    ]
                 };
-                dot_step::<E>(&mut acc, &big, &small);
-            }
-            // Lane (g, q) holds rows g, g + 8 and columns 2q, 2q + 1 of the warp's 16×8 tile.
-            seq!(i in 0..4 {
-                let at = (warp * MMA_DOT_ROWS + g + 8 * (i / 2)) * THIN_MAX + 2 * q + i % 2;
-                // SAFETY: inside MMA_DOT_SHARED_BYTES.
-                unsafe { *partials.add(at as usize) = acc[0][i] + acc[1][i] };
-            });
-            sync_threads();
-            if thread < MMA_DOT_ROWS * THIN_MAX {
-                // Neighbouring threads store neighbouring elements of C.
-                let (r, s) = if THIN_M {
-                    (thread % MMA_DOT_ROWS, thread / MMA_DOT_ROWS)
-                } else {
-                    (thread / THIN_MAX, thread % THIN_MAX)
-                };
-                if first + r < big_count && s < small_count {
-                    let mut sum = 0.0f32;
-                    seq!(w in 0..8 {
-                        // SAFETY: inside MMA_DOT_SHARED_BYTES, written before the barrier.
-                        sum += unsafe { *partials.add(((w * MMA_DOT_ROWS + r) * THIN_MAX + s) as usize) };
-                    });
-                    let (c_row, c_col) = if THIN_M {
-                        (s, first + r)
-                    } else {
-                        (first + r, s)
-                    };
-                    // SAFETY: c_row < m and c_col < n.
-                    unsafe { store::<E>(args, c_item, c_row, c_col, sum) };
+                for t in 0..TILES {
+                    // SAFETY: as above.
+                    small[t] = unsafe { chunk_prefix(small_start[t] + offset, count) };
                 }
+                dot_step::<E, TILES>(&mut acc, &big, &small);
+            }
+            // Lane (g, q) holds rows g, g + 8 and columns 8t + 2q, 8t + 2q + 1 of the warp's
+            // 16 × span tile.
+            for t in 0..TILES {
+                seq!(i in 0..4 {
+                    let row = warp * MMA_DOT_ROWS + g + 8 * (i / 2);
+                    let at = row * span + 8 * t as u32 + 2 * q + i % 2;
+                    // SAFETY: inside the entry's dot-rows shared memory (16 × span per warp).
+                    unsafe { *partials.add(at as usize) = acc[0][t][i] + acc[1][t][i] };
+                });
+            }
+            sync_threads();
+            // One output per thread; neighbouring threads store neighbouring elements of C.
+            let (r, s) = if THIN_M {
+                (thread % MMA_DOT_ROWS, thread / MMA_DOT_ROWS)
+            } else {
+                (thread / span, thread % span)
+            };
+            if thread < MMA_DOT_ROWS * span && first + r < big_count && s < small_count {
+                let mut sum = 0.0f32;
+                seq!(w in 0..8 {
+                    let at = (w * MMA_DOT_ROWS + r) * span + s;
+                    // SAFETY: inside MMA_DOT_SHARED_BYTES, written before the barrier.
+                    sum += unsafe { *partials.add(at as usize) };
+                });
+                let (c_row, c_col) = if THIN_M {
+                    (s, first + r)
+                } else {
+                    (first + r, s)
+                };
+                // SAFETY: c_row < m and c_col < n.
+                unsafe { store::<E>(args, c_item, c_row, c_col, sum) };
             }
             // The partials are read before the next group's are written.
             sync_threads();
@@ -498,9 +550,9 @@ macro_rules! thin_mma_entry {
         ///
         /// # Safety
         /// `args` must describe valid device matrices of the entry's element type, as
-        /// [`GemmArgs`] defines them, with the thin dimension at most `THIN_MAX` and the
-        /// module's 16-byte row alignment; the launch must use the module's geometry for this
-        /// entry.
+        /// [`GemmArgs`] defines them, with the thin dimension at most what the entry says and the
+        /// module's 16-byte row alignment of A and B; the launch must use the module's
+        /// geometry for this entry.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name($args: GemmArgs) {
             let $args = &$args;
@@ -511,16 +563,16 @@ macro_rules! thin_mma_entry {
 }
 
 thin_mma_entry!(gemm_thin_m_mma_f16_nk, "m ≤ 8, fp16, B [n, k]", |args| {
-    dot_rows::<F16, true>(args)
+    dot_rows::<F16, true, 1>(args)
 });
 thin_mma_entry!(gemm_thin_m_mma_bf16_nk, "m ≤ 8, bf16, B [n, k]", |args| {
-    dot_rows::<Bf16, true>(args)
+    dot_rows::<Bf16, true, 1>(args)
 });
 thin_mma_entry!(gemm_thin_n_mma_f16_nk, "n ≤ 8, fp16, B [n, k]", |args| {
-    dot_rows::<F16, false>(args)
+    dot_rows::<F16, false, 1>(args)
 });
 thin_mma_entry!(gemm_thin_n_mma_bf16_nk, "n ≤ 8, bf16, B [n, k]", |args| {
-    dot_rows::<Bf16, false>(args)
+    dot_rows::<Bf16, false, 1>(args)
 });
 thin_mma_entry!(gemm_thin_m_mma_f16_kn, "m ≤ 8, fp16, B [k, n]", |args| {
     column_tiles::<F16>(args)
@@ -528,3 +580,13 @@ thin_mma_entry!(gemm_thin_m_mma_f16_kn, "m ≤ 8, fp16, B [k, n]", |args| {
 thin_mma_entry!(gemm_thin_m_mma_bf16_kn, "m ≤ 8, bf16, B [k, n]", |args| {
     column_tiles::<Bf16>(args)
 });
+thin_mma_entry!(
+    gemm_thin_m16_mma_f16_nk,
+    "m ≤ 16, fp16, B [n, k]",
+    |args| dot_rows::<F16, true, 2>(args)
+);
+thin_mma_entry!(
+    gemm_thin_m16_mma_bf16_nk,
+    "m ≤ 16, bf16, B [n, k]",
+    |args| dot_rows::<Bf16, true, 2>(args)
+);

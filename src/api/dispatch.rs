@@ -7,7 +7,10 @@
 //! they do at full width where the tiled kernels would waste almost all of every tile. For
 //! fp16 and bf16 calls whose rows of A and B start on 16-byte boundaries, the tensor-core thin
 //! kernels `thin_m_mma` and `thin_n_mma` (B `[n, k]` only) come first: one `mma.sync` serves
-//! all the thin rows at once, so m = 8 costs what m = 1 costs. Then
+//! all the thin rows at once, so m = 8 costs what m = 1 costs; `thin_m16_mma` (B `[n, k]`) does
+//! the same for 9 ≤ m ≤ 16 (two tiles of 8 rows), where the tiled kernels waste 7/8 of a
+//! 128-row tile.
+//! Then
 //! come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
 //! general kernel; the `cp.async` fp32 kernel v13 beats the general one; for TF32 the `wgmma`
@@ -68,6 +71,9 @@ pub enum ShapeClass {
     /// Only n ≤ [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) (C has at most that many
     /// columns).
     ThinN,
+    /// Only m ≤ [`MMA_WIDE_MAX`](gemm_geometry::thin::MMA_WIDE_MAX) (the wide tensor-core thin
+    /// kernels `thin_m16_mma`, B `[n, k]`).
+    WideThinM,
 }
 
 impl ShapeClass {
@@ -84,6 +90,13 @@ impl ShapeClass {
                 "serves only thin products with n ≤ {max} (n is {})",
                 problem.n
             )),
+            ShapeClass::WideThinM if problem.m > geometry::thin::MMA_WIDE_MAX as usize => {
+                Some(format!(
+                    "serves only thin products with m ≤ {} (m is {})",
+                    geometry::thin::MMA_WIDE_MAX,
+                    problem.m
+                ))
+            }
             _ => None,
         }
     }
@@ -308,6 +321,13 @@ const fn thin_mma(
             thin::THIN_MAX,
             thin::MMA_DOT_SHARED_BYTES,
         ),
+        // B [n, k] only: there is no wide column body.
+        (ShapeClass::WideThinM, _) => (
+            "thin_m16_mma",
+            thin::MMA_WIDE_MAX,
+            thin::MMA_DOT_ROWS,
+            thin::MMA_WIDE_DOT_SHARED_BYTES,
+        ),
         (_, BLayout::Kn) => (
             "thin_m_mma",
             thin::THIN_MAX,
@@ -509,6 +529,12 @@ pub const KERNELS: &[KernelSpec] = &[
         ShapeClass::ThinM,
     ),
     thin_mma(
+        "gemm_thin_m16_mma_f16_nk",
+        DType::F16,
+        BLayout::Nk,
+        ShapeClass::WideThinM,
+    ),
+    thin_mma(
         "gemm_thin_n_mma_f16_nk",
         DType::F16,
         BLayout::Nk,
@@ -549,6 +575,12 @@ pub const KERNELS: &[KernelSpec] = &[
         DType::Bf16,
         BLayout::Nk,
         ShapeClass::ThinM,
+    ),
+    thin_mma(
+        "gemm_thin_m16_mma_bf16_nk",
+        DType::Bf16,
+        BLayout::Nk,
+        ShapeClass::WideThinM,
     ),
     thin_mma(
         "gemm_thin_n_mma_bf16_nk",
