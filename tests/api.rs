@@ -413,6 +413,20 @@ fn expected_thin(p: &Problem) -> Option<&'static str> {
     }
 }
 
+/// Whether dispatch passes the FMA `thin_n` over for `p` (`dispatch::passed_over`): m > 8,
+/// n ≤ 8, k ≤ `SHORT_K`, not TF32, and no tensor-core thin kernel takes it.
+fn short_thin_n(p: &Problem) -> bool {
+    // fp16/bf16 with aligned rows and B [n, k]: thin_m16_mma or thin_n_mma comes first.
+    let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16)
+        && p.input_rows_aligned_to(16)
+        && p.b_layout == BLayout::Nk;
+    p.m > 8
+        && p.n <= 8
+        && p.k <= rust_gemm::api::dispatch::SHORT_K
+        && p.dtype != DType::Tf32
+        && !tensor_cores
+}
+
 #[test]
 fn thin_products_go_to_the_thin_kernels() {
     for caps in [hopper(), ampere()] {
@@ -425,6 +439,8 @@ fn thin_products_go_to_the_thin_kernels() {
                     (3, 7, 1),
                     (4096, 1, 4096),
                     (3000, 5, 33),
+                    (65537, 3, 256),
+                    (3000, 5, 257),
                     (9, 8, 4097),
                     (1, 1, 1),
                     (9, 9, 64),
@@ -436,6 +452,22 @@ fn thin_products_go_to_the_thin_kernels() {
                 ] {
                     let p = problem(dtype, layout, m, n, k);
                     let plan = choose(&caps, &p, None).unwrap();
+                    if short_thin_n(&p) {
+                        // Measured faster there: general (f32) or v15/v18 (fp16, bf16).
+                        assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
+                        if dtype == DType::F32 {
+                            assert_eq!(plan.kernel.name, "general", "{m}×{n}×{k}");
+                        }
+                        assert!(
+                            plan.reason.contains("thin_n: n ≤ 8 with k ≤ 256"),
+                            "{}",
+                            plan.reason
+                        );
+                        // Forced, thin_n still runs it.
+                        let forced = choose(&caps, &p, Some("thin_n")).unwrap();
+                        assert_eq!(forced.kernel.name, "thin_n");
+                        continue;
+                    }
                     let expected = expected_thin(&p);
                     let first = KERNELS
                         .iter()

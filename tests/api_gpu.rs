@@ -501,8 +501,16 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
                 assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
                 checks += 1;
             }
-            // Dispatch picks the thin kernel by itself.
+            // Dispatch picks the thin kernel by itself, except thin_n at short k (not TF32),
+            // which it passes over for a tiled kernel (`dispatch::passed_over`).
             let chosen = check::<T>(&stream, &gemm, base, None, seed).expect("dispatch runs");
+            if m > 8 && k <= rust_gemm::api::dispatch::SHORT_K && !tf32 {
+                assert!(
+                    !chosen.starts_with("gemm_thin_n_f") && !chosen.starts_with("gemm_thin_n_b"),
+                    "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
+                );
+                continue;
+            }
             let expected = if m <= 8 { "thin_m" } else { "thin_n" };
             assert!(
                 chosen.starts_with(&format!("gemm_{expected}_")),
@@ -564,8 +572,14 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
             let odd = Variant { offset: 1, ..base };
             assert!(check::<T>(&stream, &gemm, odd, Some(kernel), seed).is_none());
             let chosen = check::<T>(&stream, &gemm, odd, None, seed).expect("dispatch runs");
+            // The FMA thin_n is passed over at short k (`dispatch::passed_over`).
+            let fallback_runs = if fallback == "thin_n" && k <= rust_gemm::api::dispatch::SHORT_K {
+                !chosen.starts_with("gemm_thin_")
+            } else {
+                chosen.starts_with(&format!("gemm_{fallback}_"))
+            };
             assert!(
-                chosen.starts_with(&format!("gemm_{fallback}_")) && !chosen.contains("_mma_"),
+                fallback_runs && !chosen.contains("_mma_"),
                 "{m}×{n}×{k} {layout:?} misaligned: dispatch chose {chosen}"
             );
             checks += 2;

@@ -915,7 +915,9 @@ fn split_refusal(
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
 ///
-/// Two such classes so far. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
+/// Three such classes so far. The FMA `thin_n` kernel (f32, fp16, bf16) and the fp32 kernel
+/// v13 when n ≤ 8 and k ≤ [`SHORT_K`]: the general kernel (or, for fp16/bf16, v15) is faster
+/// there. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
 /// one of its k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
 /// they hide, and v15 is faster: 72 µs against v18's 162 µs at 8192×8192×64 fp16 on the H100
 /// (`docs/results/h100-split-k`, `v15-forced` and the fp16 suite, both layouts).
@@ -923,6 +925,24 @@ fn split_refusal(
 /// And v19 (TF32) on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    // Short k with n ≤ 8: the FMA thin_n kernel gives each warp two rows of a few chunks and
+    // spends ~100 µs at 65537×3×k for every k ≤ 256 on the H100, where the general kernel
+    // takes 24–108 µs and v15 35–91 µs; for f32, v13 (40–147 µs) also trails the general
+    // kernel (`docs/results/thin-m16/6-h100-short-k`). TF32 calls keep thin_n (their
+    // alternatives there were not measured).
+    let short_thin_n = problem.n <= geometry::thin::THIN_MAX as usize && problem.k <= SHORT_K;
+    if short_thin_n && spec.dtype != DType::Tf32 && matches!(spec.name, "thin_n" | "v13") {
+        return Some(format!(
+            "n ≤ {} with k ≤ {SHORT_K}: the general kernel{} was measured faster (passed over, \
+             not refused: it runs when forced)",
+            geometry::thin::THIN_MAX,
+            if spec.name == "thin_n" && spec.dtype != DType::F32 {
+                " and v15"
+            } else {
+                ""
+            }
+        ));
+    }
     let one_k_tile = geometry::v17::TILE_K as usize;
     // Only for fp16/bf16, whose alternative is v15: TF32's is v14, which v19 beats 5× even
     // there (8192×8192×64: 0.86 of cuBLAS TF32 against v14's 0.18, `h100-tf32-wgmma`).
@@ -956,6 +976,10 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
     }
     None
 }
+
+/// The longest k at which [`passed_over`] sends products with n ≤ 8 (and m > 8) past the FMA
+/// `thin_n` kernel and, for f32, past v13: the longest measured there (65537×3×256).
+pub const SHORT_K: usize = 256;
 
 /// Why `spec` cannot run `problem` on `caps`, or `None` if it can.
 pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
