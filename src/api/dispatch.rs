@@ -9,9 +9,7 @@
 //! kernels `thin_m_mma` and `thin_n_mma` (B `[n, k]` only) come first: one `mma.sync` serves
 //! all the thin rows at once, so m = 8 costs what m = 1 costs; `thin_m16_mma` (B `[n, k]`) does
 //! the same for 9 ≤ m ≤ 16 (two tiles of 8 rows), where the tiled kernels waste 7/8 of a
-//! 128-row tile.
-//! Then
-//! come the kernels for every shape, in the order of the measurements in `docs/results/` (at
+//! 128-row tile. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
 //! general kernel; the `cp.async` fp32 kernel v13 beats the general one; for TF32 the `wgmma`
 //! kernel v19 beats v14's `mma.sync`, on B `[k, n]` through a transposed copy of B where the
@@ -79,26 +77,16 @@ pub enum ShapeClass {
 impl ShapeClass {
     /// Why a kernel of this class cannot serve `problem`, or `None` if it can.
     pub fn refusal(self, problem: &Problem) -> Option<String> {
-        let max = geometry::thin::THIN_MAX as usize;
-        match self {
-            ShapeClass::Any => None,
-            ShapeClass::ThinM if problem.m > max => Some(format!(
-                "serves only thin products with m ≤ {max} (m is {})",
-                problem.m
-            )),
-            ShapeClass::ThinN if problem.n > max => Some(format!(
-                "serves only thin products with n ≤ {max} (n is {})",
-                problem.n
-            )),
-            ShapeClass::WideThinM if problem.m > geometry::thin::MMA_WIDE_MAX as usize => {
-                Some(format!(
-                    "serves only thin products with m ≤ {} (m is {})",
-                    geometry::thin::MMA_WIDE_MAX,
-                    problem.m
-                ))
-            }
-            _ => None,
-        }
+        use geometry::thin::{MMA_WIDE_MAX, THIN_MAX};
+        // The side of C the class bounds, its length, and the bound.
+        let (side, length, max) = match self {
+            ShapeClass::Any => return None,
+            ShapeClass::ThinM => ("m", problem.m, THIN_MAX),
+            ShapeClass::WideThinM => ("m", problem.m, MMA_WIDE_MAX),
+            ShapeClass::ThinN => ("n", problem.n, THIN_MAX),
+        };
+        (length > max as usize)
+            .then(|| format!("serves only thin products with {side} ≤ {max} ({side} is {length})"))
     }
 }
 
@@ -926,20 +914,20 @@ fn split_refusal(
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
     // Short k with n ≤ 8: the FMA thin_n kernel gives each warp two rows of a few chunks and
-    // spends ~100 µs at 65537×3×k for every k ≤ 256 on the H100, where the general kernel
-    // takes 24–108 µs and v15 35–91 µs; for f32, v13 (40–147 µs) also trails the general
+    // spends 85–117 µs at 65537×3×k for every k ≤ 256 on the H100, where the general kernel
+    // takes 23–109 µs and v15 31–91 µs; for f32, v13 (40–147 µs) also trails the general
     // kernel (`docs/results/thin-m16/6-h100-short-k`). TF32 calls keep thin_n (their
     // alternatives there were not measured).
     let short_thin_n = problem.n <= geometry::thin::THIN_MAX as usize && problem.k <= SHORT_K;
     if short_thin_n && spec.dtype != DType::Tf32 && matches!(spec.name, "thin_n" | "v13") {
         return Some(format!(
-            "n ≤ {} with k ≤ {SHORT_K}: the general kernel{} was measured faster (passed over, \
-             not refused: it runs when forced)",
+            "n ≤ {} with k ≤ {SHORT_K}: {} measured faster (passed over, not refused: it \
+             runs when forced)",
             geometry::thin::THIN_MAX,
             if spec.name == "thin_n" && spec.dtype != DType::F32 {
-                " and v15"
+                "the general kernel and v15 were"
             } else {
-                ""
+                "the general kernel was"
             }
         ));
     }
