@@ -518,7 +518,14 @@ fn thin_products_go_to_the_thin_kernels() {
                             }
                         }
                         None => {
-                            assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
+                            // A tiled kernel: for f32 with m ≤ 32 (64), v13's 32-row (64-row)
+                            // variant.
+                            let short_m = match (dtype, m) {
+                                (DType::F32, ..=32) => ShapeClass::ShortM(32),
+                                (DType::F32, ..=64) => ShapeClass::ShortM(64),
+                                _ => ShapeClass::Any,
+                            };
+                            assert_eq!(plan.kernel.shape, short_m, "{m}×{n}×{k}");
                             // The reason names the thin kernels passed over.
                             assert!(
                                 plan.reason
@@ -728,7 +735,7 @@ fn thin_kernels_come_first_in_every_list() {
         }
     }
     // The thin entries' shared memory and threads come from gemm-geometry.
-    for spec in KERNELS.iter().filter(|k| k.shape != ShapeClass::Any) {
+    for spec in KERNELS.iter().filter(|k| k.grid == GridKind::Thin) {
         let threads = if spec.name.ends_with("_mma") {
             gemm_geometry::thin::MMA_THREADS
         } else {
@@ -736,6 +743,90 @@ fn thin_kernels_come_first_in_every_list() {
         };
         assert_eq!(spec.threads, threads, "{}", spec.entry);
         assert!(spec.shared_bytes <= 48 * 1024, "{}", spec.entry);
+    }
+}
+
+#[test]
+fn f32_products_up_to_64_rows_take_v13_m32_or_v13_m64() {
+    use gemm_geometry::v13::{M32_BLOCK_TILE_M, M32_THREADS, M64_BLOCK_TILE_M, M64_THREADS};
+    for caps in [hopper(), ampere()] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // The short-m variants come right before v13 in the f32 lists, narrowest first,
+            // after the thin kernels.
+            let names: Vec<_> = KERNELS
+                .iter()
+                .filter(|k| k.dtype == DType::F32 && k.b_layout == layout)
+                .map(|k| k.name)
+                .collect();
+            assert_eq!(
+                names[2..],
+                ["v13_m32", "v13_m64", "v13", "general"],
+                "{names:?}"
+            );
+            for (m, n, k) in [
+                (9, 4096, 4096),
+                (16, 28672, 8192),
+                (32, 11008, 4096),
+                (33, 17, 9),
+                (64, 4096, 14336),
+            ] {
+                let plan = choose(&caps, &problem(DType::F32, layout, m, n, k), None).unwrap();
+                let (name, rows, threads) = if m <= 32 {
+                    ("v13_m32", M32_BLOCK_TILE_M, M32_THREADS)
+                } else {
+                    ("v13_m64", M64_BLOCK_TILE_M, M64_THREADS)
+                };
+                assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
+                assert_eq!(plan.kernel.shape, ShapeClass::ShortM(rows));
+                assert_eq!(plan.kernel.block_tile_m, rows);
+                assert_eq!(plan.kernel.threads, threads);
+                // One tile of rows per 128 columns; the slices of k along z.
+                assert_eq!(
+                    plan.grid,
+                    (n.div_ceil(128) as u32, 1, plan.splits),
+                    "{m}×{n}×{k}"
+                );
+                if m > 32 {
+                    assert!(
+                        plan.reason.contains(&format!(
+                            "v13_m32: serves only products with m ≤ 32 (m is {m})"
+                        )),
+                        "{}",
+                        plan.reason
+                    );
+                }
+            }
+            // 65 rows: v13, which says why both variants were passed over.
+            let plan = choose(&caps, &problem(DType::F32, layout, 65, 4096, 4096), None).unwrap();
+            assert_eq!(plan.kernel.name, "v13");
+            assert!(
+                plan.reason
+                    .contains("v13_m64: serves only products with m ≤ 64 (m is 65)"),
+                "{}",
+                plan.reason
+            );
+            // Forced at more rows, each is refused.
+            for (name, m) in [("v13_m64", 65), ("v13_m32", 33)] {
+                let p = problem(DType::F32, layout, m, 64, 64);
+                assert!(matches!(
+                    choose(&caps, &p, Some(name)),
+                    Err(GemmError::KernelRefused { kernel, .. }) if kernel == name
+                ));
+            }
+            // A long k with few column tiles is split, like v13's.
+            let plan = choose(&caps, &problem(DType::F32, layout, 64, 4096, 14336), None).unwrap();
+            assert!(plan.splits > 1, "{}", plan.reason);
+        }
+    }
+    // TF32 calls never take them (v19/v14 first; exact f32 only through the general kernel).
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        let plan = choose(
+            &hopper(),
+            &problem(DType::Tf32, layout, 64, 4096, 4096),
+            None,
+        )
+        .unwrap();
+        assert!(!plan.kernel.name.starts_with("v13"));
     }
 }
 

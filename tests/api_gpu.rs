@@ -218,16 +218,7 @@ fn variants(tf32: bool) -> Vec<Variant> {
             // kernels run it, ragged shapes included), with everything on.
             out.push(everything_on(base, i));
             // Ragged padding and an odd offset: only kernels without alignment needs.
-            out.push(Variant {
-                pad: Some(3),
-                gap: 5,
-                offset: 1,
-                batch: 2,
-                beta: 1.0,
-                bias: i % 2 == 0,
-                activation: Some(Activation::GeluTanh),
-                ..base
-            });
+            out.push(ragged_everything(base, i));
         }
     }
     out
@@ -419,6 +410,21 @@ fn everything_on(base: Variant, i: usize) -> Variant {
     }
 }
 
+/// Rows padded by 3 elements at an odd offset (only kernels without alignment needs run it,
+/// on their scalar paths), a batch of 2 with gaps, beta 1, the bias on every other `i`, GELU.
+fn ragged_everything(base: Variant, i: usize) -> Variant {
+    Variant {
+        pad: Some(3),
+        gap: 5,
+        offset: 1,
+        batch: 2,
+        beta: 1.0,
+        bias: i % 2 == 0,
+        activation: Some(Activation::GeluTanh),
+        ..base
+    }
+}
+
 /// A plain variant of one shape: contiguous rows, one item, alpha 1, beta 0.
 fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
     Variant {
@@ -484,16 +490,7 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
             // The epilogue variants on shapes small enough for the CPU reference's batches.
             if m * n * k <= 3000 * 8 * 4097 {
                 variants.push(everything_on(base, i));
-                variants.push(Variant {
-                    pad: Some(3),
-                    gap: 5,
-                    offset: 1,
-                    batch: 2,
-                    beta: 1.0,
-                    bias: i % 2 == 0,
-                    activation: Some(Activation::GeluTanh),
-                    ..base
-                });
+                variants.push(ragged_everything(base, i));
             }
             for v in variants {
                 let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
@@ -588,6 +585,82 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
     eprintln!("{kernel} ({:?}): {checks} checks", T::DTYPE);
 }
 
+/// v13's 64-row variant (`v13_m64`, f32 with m ≤ 64) forced at aligned and ragged shapes, both
+/// B layouts: m across one and two warp rows and a partial tile, n across partial column
+/// tiles, k across partial 16-deep steps; plain, with everything on (batch, gaps, offsets,
+/// alpha, beta, bias, activations), with ragged padding at an odd offset (4-byte copies and
+/// stores), and split into 3 slices of k. Dispatch must choose it by itself where no thin
+/// kernel applies, and forcing it at m = 65 is refused.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v13_m64_f32() {
+    v13_short_m_sweep("v13_m64", &[1, 9, 33, 63, 64]);
+}
+
+/// v13's 32-row variant (`v13_m32`, f32 with m ≤ 32), as [`v13_m64_f32`].
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v13_m32_f32() {
+    v13_short_m_sweep("v13_m32", &[1, 5, 17, 31, 32]);
+}
+
+/// The sweep of [`v13_m64_f32`] for `kernel` (`v13_m64` or `v13_m32`) at rows `rows`.
+fn v13_short_m_sweep(kernel: &str, rows: &[usize]) {
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    let max_rows = *rows.iter().max().unwrap();
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        let mut i = 0;
+        for &m in rows {
+            for n in [1, 127, 129, 515] {
+                for k in [1, 17, 250, 1031] {
+                    i += 1;
+                    let seed = 9000 + i as u64;
+                    let base = plain(m, n, k, layout, false);
+                    let ragged = ragged_everything(base, i);
+                    let split = Variant {
+                        split_k: Some(3),
+                        ..everything_on(base, i)
+                    };
+                    for v in [base, everything_on(base, i), ragged, split] {
+                        let entry = check::<f32>(&stream, &gemm, v, Some(kernel), seed)
+                            .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                        assert!(entry.starts_with(&format!("gemm_{kernel}_f32_")), "{entry}");
+                        // Slices are whole 64-granules of k: 250 makes 2, 1031 makes 3.
+                        if v.split_k.is_some() && k > gemm_geometry::split_k::K_GRANULE as usize {
+                            assert!(entry.contains(" slices"), "{v:?}: {entry}");
+                        }
+                        checks += 1;
+                    }
+                    // Dispatch: the thin kernels where they apply (thin_n passed over at short
+                    // k for the general kernel), else the narrowest v13 variant.
+                    let chosen =
+                        check::<f32>(&stream, &gemm, base, None, seed).expect("dispatch runs");
+                    let expected = if m <= 8 {
+                        "gemm_thin_m_"
+                    } else if n <= 8 && k <= rust_gemm::api::dispatch::SHORT_K {
+                        "gemm_general_"
+                    } else if n <= 8 {
+                        "gemm_thin_n_"
+                    } else if m <= 32 {
+                        "gemm_v13_m32_"
+                    } else {
+                        "gemm_v13_m64_"
+                    };
+                    assert!(
+                        chosen.starts_with(expected),
+                        "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
+                    );
+                    checks += 1;
+                }
+            }
+        }
+        let over = plain(max_rows + 1, 129, 17, layout, false);
+        assert!(check::<f32>(&stream, &gemm, over, Some(kernel), 1).is_none());
+    }
+    eprintln!("{kernel}: {checks} checks");
+}
+
 /// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
 /// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes. Small
 /// enough for compute-sanitizer's racecheck (`--kernel-regex kns=thin_`), and with no cuBLAS in
@@ -627,6 +700,32 @@ fn thin_sanitizer_subset() {
                 let seed = 9000 + i as u64;
                 check::<half::f16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
                 check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+            }
+        }
+    }
+}
+
+/// A few shapes through `v13_m64` and `v13_m32`, forced, plain and split: edge tiles along m,
+/// n and k, for compute-sanitizer (`--kernel-regex kns=v13_m`), with no cuBLAS in the process.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v13_short_m_sanitizer_subset() {
+    let (stream, gemm) = open();
+    for (kernel, rows) in [("v13_m64", [64, 33, 1]), ("v13_m32", [32, 17, 1])] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            for (i, (m, (n, k))) in rows
+                .into_iter()
+                .zip([(256, 300), (129, 1031), (3, 17)])
+                .enumerate()
+            {
+                let base = plain(m, n, k, layout, false);
+                let seed = 9500 + i as u64;
+                check::<f32>(&stream, &gemm, base, Some(kernel), seed).expect("runs");
+                let split = Variant {
+                    split_k: Some(3),
+                    ..everything_on(base, i)
+                };
+                check::<f32>(&stream, &gemm, split, Some(kernel), seed).expect("runs");
             }
         }
     }

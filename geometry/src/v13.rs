@@ -48,5 +48,48 @@ pub const fn grid_x(m: u32, n: u32) -> u32 {
     m.div_ceil(BLOCK_TILE_M) * n.div_ceil(BLOCK_TILE_N)
 }
 
-const _: () = assert!(THREADS == 256);
+/// Rows of C per block of the 64-row variant (entries `gemm_v13_m64_f32_kn`,
+/// `gemm_v13_m64_f32_nk`): one warp tile tall, for products with at most 64 rows of C, where a
+/// 128-row tile leaves at least half of its rows (and its FFMAs) empty. Same warp tiles, same
+/// 16-deep stages and the same columns per block as v13; half the threads.
+pub const M64_BLOCK_TILE_M: u32 = 64;
+/// Threads per block (1-D) of the 64-row variant: 4 warps of 64 × 32 outputs.
+pub const M64_THREADS: u32 = (M64_BLOCK_TILE_M / THREAD_TILE_M) * (BLOCK_TILE_N / THREAD_TILE_N);
+/// Blocks per SM the 64-row variant is built for: as many threads per SM as v13 (and the same
+/// cap of 128 registers per thread), so as many warps hide the latency.
+pub const M64_MIN_BLOCKS_PER_SM: u32 = 4;
+/// Row length, in floats, of the 64-row variant's transposed A tile in shared memory.
+pub const M64_A_STRIDE: u32 = M64_BLOCK_TILE_M + TRANSPOSED_PADDING;
+/// Dynamic shared memory of `gemm_v13_m64_f32_kn`, in bytes (50 176).
+pub const M64_SHARED_BYTES_KN: u32 = STAGES * (TILE_K * M64_A_STRIDE + TILE_K * B_STRIDE_KN) * 4;
+/// Dynamic shared memory of `gemm_v13_m64_f32_nk`, in bytes (51 200).
+pub const M64_SHARED_BYTES_NK: u32 = STAGES * (TILE_K * M64_A_STRIDE + TILE_K * B_STRIDE_NK) * 4;
+
+/// Rows of C per block of the 32-row variant (entries `gemm_v13_m32_f32_kn`,
+/// `gemm_v13_m32_f32_nk`), for products with at most 32 rows of C. Its warps are 32 × 64 (lanes
+/// [`M32_LANE_ROWS`] rows × 8 columns, each still 8 × 8 outputs): a 64-row warp tile would
+/// leave half of its rows empty.
+pub const M32_BLOCK_TILE_M: u32 = 32;
+/// Lane rows per warp of the 32-row variant (v13's: 8).
+pub const M32_LANE_ROWS: u32 = 4;
+/// Threads per block (1-D) of the 32-row variant: 2 warps of 32 × 64 outputs.
+pub const M32_THREADS: u32 = (M32_BLOCK_TILE_M / THREAD_TILE_M) * (BLOCK_TILE_N / THREAD_TILE_N);
+/// Blocks per SM the 32-row variant is built for: as many as its shared memory lets in on the
+/// H100 (5 × 42 KiB), at most 204 registers per thread.
+pub const M32_MIN_BLOCKS_PER_SM: u32 = 5;
+/// Row length, in floats, of the 32-row variant's transposed A tile in shared memory.
+pub const M32_A_STRIDE: u32 = M32_BLOCK_TILE_M + TRANSPOSED_PADDING;
+/// Dynamic shared memory of `gemm_v13_m32_f32_kn`, in bytes (41 984).
+pub const M32_SHARED_BYTES_KN: u32 = STAGES * (TILE_K * M32_A_STRIDE + TILE_K * B_STRIDE_KN) * 4;
+/// Dynamic shared memory of `gemm_v13_m32_f32_nk`, in bytes (43 008).
+pub const M32_SHARED_BYTES_NK: u32 = STAGES * (TILE_K * M32_A_STRIDE + TILE_K * B_STRIDE_NK) * 4;
+
+const _: () = assert!(THREADS == 256 && M64_THREADS == 128 && M32_THREADS == 64);
+const _: () = assert!(M32_SHARED_BYTES_KN == 41_984 && M32_SHARED_BYTES_NK == 43_008);
+const _: () = assert!(M32_MIN_BLOCKS_PER_SM * (M32_SHARED_BYTES_NK + 1024) <= 228 * 1024);
+const _: () = assert!(M64_SHARED_BYTES_KN == 50_176 && M64_SHARED_BYTES_NK == 51_200);
+// Four blocks of the 64-row variant fit in the H100's 228 KiB of shared memory per SM, 1 KiB of
+// it reserved per block (an A100's 164 KiB holds three; there the register cap is just lower
+// than it needs to be).
+const _: () = assert!(M64_MIN_BLOCKS_PER_SM * (M64_SHARED_BYTES_NK + 1024) <= 228 * 1024);
 const _: () = assert!(SHARED_BYTES_KN == 66_560 && SHARED_BYTES_NK == 67_584);

@@ -11,7 +11,9 @@
 //! the same for 9 ≤ m ≤ 16 (two tiles of 8 rows), where the tiled kernels waste 7/8 of a
 //! 128-row tile. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
-//! general kernel; the `cp.async` fp32 kernel v13 beats the general one; for TF32 the `wgmma`
+//! general kernel; the `cp.async` fp32 kernel v13 beats the general one, and its 32- and 64-row
+//! variants `v13_m32` and `v13_m64` ([`ShapeClass::ShortM`]) come before it for products with at
+//! most that many rows, where its 128-row tiles would be mostly empty; for TF32 the `wgmma`
 //! kernel v19 beats v14's `mma.sync`, on B `[k, n]` through a transposed copy of B where the
 //! cost model says the copy pays, see [`passed_over`]). f32 and TF32 calls
 //! share the exact f32 thin kernels: a memory-bound product gains nothing from TF32.
@@ -72,6 +74,10 @@ pub enum ShapeClass {
     /// Only m ≤ [`MMA_WIDE_MAX`](gemm_geometry::thin::MMA_WIDE_MAX) (the wide tensor-core thin
     /// kernels `thin_m16_mma`, B `[n, k]`).
     WideThinM,
+    /// Only m ≤ this many rows: one block tile of C's rows (v13's 64- and 32-row variants
+    /// `v13_m64` and `v13_m32`, which serve the products whose rows leave most of v13's 128-row
+    /// tile empty).
+    ShortM(u32),
 }
 
 impl ShapeClass {
@@ -83,10 +89,16 @@ impl ShapeClass {
             ShapeClass::Any => return None,
             ShapeClass::ThinM => ("m", problem.m, THIN_MAX),
             ShapeClass::WideThinM => ("m", problem.m, MMA_WIDE_MAX),
+            ShapeClass::ShortM(rows) => ("m", problem.m, rows),
             ShapeClass::ThinN => ("n", problem.n, THIN_MAX),
         };
+        let what = if matches!(self, ShapeClass::ShortM(_)) {
+            "products"
+        } else {
+            "thin products"
+        };
         (length > max as usize)
-            .then(|| format!("serves only thin products with {side} ≤ {max} ({side} is {length})"))
+            .then(|| format!("serves only {what} with {side} ≤ {max} ({side} is {length})"))
     }
 }
 
@@ -203,6 +215,14 @@ const fn ladder(
         split_k,
         blocks_per_sm,
         gflops_per_sm,
+    }
+}
+
+/// `spec`, serving only products with at most its block tile's rows ([`ShapeClass::ShortM`]).
+const fn short_m(spec: KernelSpec) -> KernelSpec {
+    KernelSpec {
+        shape: ShapeClass::ShortM(spec.block_tile_m),
+        ..spec
     }
 }
 
@@ -369,6 +389,8 @@ const V14_KN_ENTRY: &str = "gemm_v14_tf32_kn";
 const GENERAL_GFLOPS_PER_SM: u32 = 100;
 
 const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
+const V13_M64_TILE: (u32, u32) = (geometry::v13::M64_BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
+const V13_M32_TILE: (u32, u32) = (geometry::v13::M32_BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
 const V15_TILE: (u32, u32) = (geometry::v15::BLOCK_TILE_M, geometry::v15::BLOCK_TILE_N);
 const V14_TILE: (u32, u32) = (geometry::v14::BLOCK_TILE_M, geometry::v14::BLOCK_TILE_N);
 
@@ -398,6 +420,30 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinN,
     ),
+    short_m(ladder(
+        "v13_m32",
+        "gemm_v13_m32_f32_kn",
+        DType::F32,
+        BLayout::Kn,
+        geometry::v13::M32_THREADS,
+        V13_M32_TILE,
+        geometry::v13::M32_SHARED_BYTES_KN,
+        geometry::v13::M32_MIN_BLOCKS_PER_SM,
+        V13_GFLOPS_PER_SM,
+        true,
+    )),
+    short_m(ladder(
+        "v13_m64",
+        "gemm_v13_m64_f32_kn",
+        DType::F32,
+        BLayout::Kn,
+        geometry::v13::M64_THREADS,
+        V13_M64_TILE,
+        geometry::v13::M64_SHARED_BYTES_KN,
+        geometry::v13::M64_MIN_BLOCKS_PER_SM,
+        V13_GFLOPS_PER_SM,
+        true,
+    )),
     ladder(
         "v13",
         "gemm_v13_f32_kn",
@@ -410,6 +456,30 @@ pub const KERNELS: &[KernelSpec] = &[
         V13_GFLOPS_PER_SM,
         true,
     ),
+    short_m(ladder(
+        "v13_m32",
+        "gemm_v13_m32_f32_nk",
+        DType::F32,
+        BLayout::Nk,
+        geometry::v13::M32_THREADS,
+        V13_M32_TILE,
+        geometry::v13::M32_SHARED_BYTES_NK,
+        geometry::v13::M32_MIN_BLOCKS_PER_SM,
+        V13_GFLOPS_PER_SM,
+        true,
+    )),
+    short_m(ladder(
+        "v13_m64",
+        "gemm_v13_m64_f32_nk",
+        DType::F32,
+        BLayout::Nk,
+        geometry::v13::M64_THREADS,
+        V13_M64_TILE,
+        geometry::v13::M64_SHARED_BYTES_NK,
+        geometry::v13::M64_MIN_BLOCKS_PER_SM,
+        V13_GFLOPS_PER_SM,
+        true,
+    )),
     ladder(
         "v13",
         "gemm_v13_f32_nk",
@@ -919,7 +989,10 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
     // kernel (`docs/results/thin-m16/6-h100-short-k`). TF32 calls keep thin_n (their
     // alternatives there were not measured).
     let short_thin_n = problem.n <= geometry::thin::THIN_MAX as usize && problem.k <= SHORT_K;
-    if short_thin_n && spec.dtype != DType::Tf32 && matches!(spec.name, "thin_n" | "v13") {
+    if short_thin_n
+        && spec.dtype != DType::Tf32
+        && matches!(spec.name, "thin_n" | "v13" | "v13_m64" | "v13_m32")
+    {
         return Some(format!(
             "n ≤ {} with k ≤ {SHORT_K}: {} measured faster (passed over, not refused: it \
              runs when forced)",

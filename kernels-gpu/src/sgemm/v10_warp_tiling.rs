@@ -236,11 +236,27 @@ pub unsafe fn warp_tiled<
 /// lane's other sub-tiles are 32 rows and 16 columns on. Shared by v13.
 #[inline(always)]
 pub fn lane_origin(thread: u32, block_tile_n: u32, thread_tile_n: usize) -> (u32, u32) {
+    const _: () = assert!(WARP_TILE_M == 8 * 8 && LANE_COLS == 32 / 8);
+    lane_origin_in::<8>(thread, block_tile_n, thread_tile_n)
+}
+
+/// [`lane_origin`] for warps whose lanes sit `LANE_ROWS` rows × `32 / LANE_ROWS` columns
+/// (v10's own: 8 × 4; v13's 32-row variant: 4 × 8): warp tiles of `8·LANE_ROWS` rows ×
+/// `(32 / LANE_ROWS)·thread_tile_n` columns, the lane's other sub-tiles `4·LANE_ROWS` rows and
+/// `4·(32 / LANE_ROWS)` columns on. Shared by v13.
+#[inline(always)]
+pub fn lane_origin_in<const LANE_ROWS: u32>(
+    thread: u32,
+    block_tile_n: u32,
+    thread_tile_n: usize,
+) -> (u32, u32) {
+    let lane_cols = const { 32 / LANE_ROWS };
     let (warp, lane) = (thread / 32, thread % 32);
-    let warps_n = block_tile_n / warp_tile_n(thread_tile_n as u32);
+    let warp_tile_n = lane_cols * thread_tile_n as u32;
+    let warps_n = block_tile_n / warp_tile_n;
     (
-        (warp / warps_n) * WARP_TILE_M + (lane / LANE_COLS) * 4,
-        (warp % warps_n) * warp_tile_n(thread_tile_n as u32) + (lane % LANE_COLS) * 4,
+        (warp / warps_n) * (8 * LANE_ROWS) + (lane / lane_cols) * 4,
+        (warp % warps_n) * warp_tile_n + (lane % lane_cols) * 4,
     )
 }
 
@@ -291,19 +307,48 @@ pub unsafe fn multiply_steps<
     row0: u32,
     col0: u32,
 ) {
+    unsafe {
+        multiply_lane_steps::<BLOCK_TILE_N, THREAD_TILE_N, STEPS, 8>(
+            acc, a_tile, b_tile, a_stride, kk, row0, col0,
+        )
+    };
+}
+
+/// [`multiply_steps`] for lanes laid out as [`lane_origin_in`]`::<LANE_ROWS>` places them: the
+/// A reads are `4·LANE_ROWS` rows apart, the B reads `4·(32 / LANE_ROWS)` columns apart.
+///
+/// # Safety
+/// As [`multiply_steps`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub unsafe fn multiply_lane_steps<
+    const BLOCK_TILE_N: u32,
+    const THREAD_TILE_N: usize,
+    const STEPS: u32,
+    const LANE_ROWS: u32,
+>(
+    acc: &mut [[f32; THREAD_TILE_N]; 8],
+    a_tile: *const f32,
+    b_tile: *const f32,
+    a_stride: u32,
+    kk: u32,
+    row0: u32,
+    col0: u32,
+) {
     let sub_tiles_n = const {
         assert!(STEPS <= 8);
         THREAD_TILE_N / 4
     };
+    let (row_gap, col_gap) = const { (4 * LANE_ROWS as usize, 4 * (32 / LANE_ROWS) as usize) };
     seq!(u in 0..8 {
         if u < STEPS {
         let a_row = unsafe { a_tile.add(at(kk + u, row0, a_stride)) };
         let b_row = unsafe { b_tile.add(at(kk + u, col0, BLOCK_TILE_N)) };
-        let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(32))) };
+        let a_frag = unsafe { join8(read4(a_row), read4(a_row.add(row_gap))) };
         let mut b_frag = [0.0f32; THREAD_TILE_N];
         seq!(s in 0..4 {
             if s < sub_tiles_n {
-                let part = unsafe { read4(b_row.add(16 * s)) };
+                let part = unsafe { read4(b_row.add(col_gap * s)) };
                 seq!(q in 0..4 { b_frag[4 * s + q] = part[q]; });
             }
         });

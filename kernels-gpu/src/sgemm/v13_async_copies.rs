@@ -63,8 +63,21 @@
 //! slices of k of every batch item, and each block stores its tile's raw fp32 accumulators
 //! into the workspace instead of C. The body is the same; only the item's A, B, k and target
 //! differ.
+//!
+//! **Short-m variants** (library only, not rungs). With m ≤ 64 a 128-row tile is at least half
+//! empty, and its empty rows' FFMAs (on the zeros the copies filled in) cost as much as the
+//! full ones: at m = 16 and m = 64 the H100 ran v13 at the same time per layer, 0.26–0.83 of
+//! cuBLAS. The body is generic over the block's rows, threads and warp shape, so the same
+//! code also runs as `gemm_v13_m64_f32_{kn,nk}` (64 × 128 tiles, 4 warps of 64 × 32, four blocks
+//! per SM) and `gemm_v13_m32_f32_{kn,nk}` (32 × 128 tiles, 2 warps of 32 × 64: lanes 4 rows ×
+//! 8 columns, [`lane_origin_in`]; up to 8 float4 copies of a `[k, n]` B per thread; five
+//! blocks per SM). Geometry: `gemm_geometry::v13::M64_*`, `M32_*`. Dispatch takes them for
+//! f32 products with m ≤ 64 and m ≤ 32 (`docs/results/v13-short-m`, H100, with split-K):
+//! B `[k, n]`, m = 16: 0.91–2.03× cuBLAS; m = 64: 0.86–1.02×. B `[n, k]` is slower (0.60–0.84
+//! at m = 16, 0.66–1.30 at m = 64): its 4-byte transposing copies of B are 4× the copies of a
+//! `[k, n]` B, and with 32 or 64 rows there are fewer FFMAs to hide them behind.
 
-use super::v10_warp_tiling::{lane_origin, multiply_eight, store_warp_tile};
+use super::v10_warp_tiling::{lane_origin_in, multiply_lane_steps, store_warp_tile};
 use crate::device::{
     block_z, byte_offset, commit_async_copies, copy_async_4_if, copy_async_16_if, grid_dim_z,
     shared_address, shared_f32, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
@@ -78,8 +91,10 @@ use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v10::{A_PADDING, threads, warp_tile_n};
 use gemm_geometry::v13::{
-    A_STRIDE, B_STRIDE_KN, B_STRIDE_NK, BLOCK_TILE_M, BLOCK_TILE_N, MIN_BLOCKS_PER_SM,
-    STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, TRANSPOSED_PADDING,
+    A_STRIDE, B_STRIDE_KN, B_STRIDE_NK, BLOCK_TILE_M, BLOCK_TILE_N, M32_BLOCK_TILE_M,
+    M32_LANE_ROWS, M32_MIN_BLOCKS_PER_SM, M32_THREADS, M64_BLOCK_TILE_M, M64_MIN_BLOCKS_PER_SM,
+    M64_THREADS, MIN_BLOCKS_PER_SM, STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K,
+    TRANSPOSED_PADDING,
 };
 use seq_macro::seq;
 
@@ -101,6 +116,32 @@ const _: () = {
     // 16-byte copies of B stored [k, n]: at most 4 per thread.
     assert!((BLOCK_TILE_N * TILE_K / 4).is_multiple_of(THREADS));
     assert!(BLOCK_TILE_N * TILE_K / 4 / THREADS <= 4);
+    // The same for the 64-row variant (its threads, its rows; the same columns and depth).
+    assert!(threads(M64_BLOCK_TILE_M, BLOCK_TILE_N, THREAD_TILE_N as u32) == M64_THREADS);
+    assert!(M64_BLOCK_TILE_M.is_multiple_of(M64_THREADS / 8));
+    assert!(M64_BLOCK_TILE_M / (M64_THREADS / 8) <= 16);
+    assert!(BLOCK_TILE_N.is_multiple_of(M64_THREADS / 8));
+    assert!(BLOCK_TILE_N / (M64_THREADS / 8) <= 16);
+    assert!(M64_THREADS.is_multiple_of(BLOCK_TILE_N / 4));
+    assert!((BLOCK_TILE_N * TILE_K / 4).is_multiple_of(M64_THREADS));
+    assert!(BLOCK_TILE_N * TILE_K / 4 / M64_THREADS <= 4);
+    assert!((M64_BLOCK_TILE_M + TRANSPOSED_PADDING).is_multiple_of(4));
+    // And for the 32-row variant, whose warps are 32 × 64 (lanes 4 × 8) and which copies up to
+    // 8 float4 of a [k, n] B per thread.
+    assert!(
+        M32_THREADS
+            == M32_BLOCK_TILE_M / (8 * M32_LANE_ROWS)
+                * (BLOCK_TILE_N / (32 / M32_LANE_ROWS * THREAD_TILE_N as u32))
+                * 32
+    );
+    assert!(M32_BLOCK_TILE_M.is_multiple_of(M32_THREADS / 8));
+    assert!(M32_BLOCK_TILE_M / (M32_THREADS / 8) <= 16);
+    assert!(BLOCK_TILE_N.is_multiple_of(M32_THREADS / 8));
+    assert!(BLOCK_TILE_N / (M32_THREADS / 8) <= 16);
+    assert!(M32_THREADS.is_multiple_of(BLOCK_TILE_N / 4));
+    assert!((BLOCK_TILE_N * TILE_K / 4).is_multiple_of(M32_THREADS));
+    assert!(BLOCK_TILE_N * TILE_K / 4 / M32_THREADS <= 8);
+    assert!((M32_BLOCK_TILE_M + TRANSPOSED_PADDING).is_multiple_of(4));
     assert!(BLOCK_TILE_N.is_multiple_of(warp_tile_n(THREAD_TILE_N as u32)));
     // Every row of a tile, and each stage, starts on a 16-byte boundary (16-byte copies and
     // the float4 reads of `multiply_eight`).
@@ -141,7 +182,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v13_async_copies(
     // SAFETY: the host passes A (m×k), B (k×n) and C (m×n), contiguous and 16-byte aligned,
     // and launches THREADS threads with SHARED_BYTES_KN of dynamic shared memory.
     unsafe {
-        pipelined::<false>(
+        pipelined::<false, BLOCK_TILE_M, THREADS, 8>(
             &operands,
             thread_x(),
             first_row,
@@ -181,7 +222,7 @@ crate::launch_bounds!(gemm_v13_f32_kn, THREADS, MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_f32_kn(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<false>(&args) };
+    unsafe { library::<false, BLOCK_TILE_M, THREADS, 8>(&args) };
 }
 
 crate::launch_bounds!(gemm_v13_f32_nk, THREADS, MIN_BLOCKS_PER_SM);
@@ -198,7 +239,71 @@ crate::launch_bounds!(gemm_v13_f32_nk, THREADS, MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_f32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<true>(&args) };
+    unsafe { library::<true, BLOCK_TILE_M, THREADS, 8>(&args) };
+}
+
+crate::launch_bounds!(gemm_v13_m64_f32_kn, M64_THREADS, M64_MIN_BLOCKS_PER_SM);
+
+/// [`gemm_v13_f32_kn`] with 64-row block tiles (64 × 128, [`M64_THREADS`] threads): for
+/// products with at most 64 rows of C, where every 128-row tile would be at least half empty
+/// and its empty rows' FFMAs would cost as much as the full ones.
+///
+/// Launch: [`M64_THREADS`] threads (1-D), grid `(⌈m/64⌉·⌈n/128⌉, 1, min(items, 65535))`,
+/// [`gemm_geometry::v13::M64_SHARED_BYTES_KN`] bytes of dynamic shared memory (over 48 KiB).
+///
+/// # Safety
+/// As [`gemm_v13_f32_kn`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_m64_f32_kn(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<false, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
+}
+
+crate::launch_bounds!(gemm_v13_m64_f32_nk, M64_THREADS, M64_MIN_BLOCKS_PER_SM);
+
+/// [`gemm_v13_f32_nk`] with 64-row block tiles, as [`gemm_v13_m64_f32_kn`].
+///
+/// Launch: [`M64_THREADS`] threads (1-D), grid `(⌈m/64⌉·⌈n/128⌉, 1, min(items, 65535))`,
+/// [`gemm_geometry::v13::M64_SHARED_BYTES_NK`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v13_f32_nk`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_m64_f32_nk(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<true, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
+}
+
+crate::launch_bounds!(gemm_v13_m32_f32_kn, M32_THREADS, M32_MIN_BLOCKS_PER_SM);
+
+/// [`gemm_v13_f32_kn`] with 32-row block tiles (32 × 128, [`M32_THREADS`] threads in warps of
+/// 32 × 64): for products with at most 32 rows of C, where a 64-row warp tile would be at least
+/// half empty.
+///
+/// Launch: [`M32_THREADS`] threads (1-D), grid `(⌈m/32⌉·⌈n/128⌉, 1, min(items, 65535))`,
+/// [`gemm_geometry::v13::M32_SHARED_BYTES_KN`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v13_f32_kn`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_m32_f32_kn(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<false, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
+}
+
+crate::launch_bounds!(gemm_v13_m32_f32_nk, M32_THREADS, M32_MIN_BLOCKS_PER_SM);
+
+/// [`gemm_v13_f32_nk`] with 32-row block tiles, as [`gemm_v13_m32_f32_kn`].
+///
+/// Launch: [`M32_THREADS`] threads (1-D), grid `(⌈m/32⌉·⌈n/128⌉, 1, min(items, 65535))`,
+/// [`gemm_geometry::v13::M32_SHARED_BYTES_NK`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v13_f32_nk`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_m32_f32_nk(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<true, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
 }
 
 /// One batch item's operands, as the pipeline reads them.
@@ -235,13 +340,20 @@ impl Operands {
 /// # Safety
 /// As [`gemm_v13_f32_kn`] (`B_NK` false) or [`gemm_v13_f32_nk`] (`B_NK` true).
 #[inline(always)]
-unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
+unsafe fn library<
+    const B_NK: bool,
+    const BLOCK_ROWS: u32,
+    const BLOCK_THREADS: u32,
+    const LANE_ROWS: u32,
+>(
+    args: &GemmArgs,
+) {
     // SAFETY: forwarded, with `SPLIT` as `is_split` says.
     unsafe {
         if split_k::is_split(args) {
-            walk::<B_NK, true>(args)
+            walk::<B_NK, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(args)
         } else {
-            walk::<B_NK, false>(args)
+            walk::<B_NK, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(args)
         }
     }
 }
@@ -252,9 +364,17 @@ unsafe fn library<const B_NK: bool>(args: &GemmArgs) {
 /// # Safety
 /// As [`library`], and `SPLIT` must be `split_k::is_split(args)`.
 #[inline(always)]
-unsafe fn walk<const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
+unsafe fn walk<
+    const B_NK: bool,
+    const SPLIT: bool,
+    const BLOCK_ROWS: u32,
+    const BLOCK_THREADS: u32,
+    const LANE_ROWS: u32,
+>(
+    args: &GemmArgs,
+) {
     let (m, n) = (args.m, args.n);
-    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_TILE_M, BLOCK_TILE_N);
+    let (first_row, first_col) = grouped_block_origin(m, n, BLOCK_ROWS, BLOCK_TILE_N);
     let mut zz = block_z();
     while zz < split_k::items(args) {
         let item = split_k::item_operands::<f32, B_NK, SPLIT>(args, zz);
@@ -275,17 +395,21 @@ unsafe fn walk<const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
         // SAFETY: the caller's contract (valid operands of item zz); `interior` picks the path
         // whose copies stay inside.
         let (acc, row, col) = unsafe {
-            if interior::<B_NK>(&operands, first_row, first_col) {
-                pipelined_tile::<B_NK, false>(&operands, thread, first_row, first_col)
+            if interior::<B_NK, BLOCK_ROWS>(&operands, first_row, first_col) {
+                pipelined_tile::<B_NK, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                    &operands, thread, first_row, first_col,
+                )
             } else {
-                pipelined_tile::<B_NK, true>(&operands, thread, first_row, first_col)
+                pipelined_tile::<B_NK, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                    &operands, thread, first_row, first_col,
+                )
             }
         };
         // Worked out after the k loop, so that nothing of it is held across.
         let target = split_k::item_target::<f32, SPLIT>(args, zz);
         // SAFETY: the target is item zz's C (or its workspace matrix); only elements inside
         // m × n are written.
-        unsafe { store_with_epilogue(&acc, args, &target, row, col) };
+        unsafe { store_with_epilogue::<LANE_ROWS>(&acc, args, &target, row, col) };
         zz += grid_dim_z();
         // The next item's first copies go into stages that slower warps may still be reading.
         sync_threads();
@@ -296,8 +420,12 @@ unsafe fn walk<const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
 /// column checks: it lies wholly inside C and, for B stored `[k, n]`, B's rows allow 16-byte
 /// copies. The blocks on the bottom and right edges take the checked one.
 #[inline(always)]
-fn interior<const B_NK: bool>(operands: &Operands, first_row: u32, first_col: u32) -> bool {
-    first_row + BLOCK_TILE_M <= operands.m
+fn interior<const B_NK: bool, const BLOCK_ROWS: u32>(
+    operands: &Operands,
+    first_row: u32,
+    first_col: u32,
+) -> bool {
+    first_row + BLOCK_ROWS <= operands.m
         && first_col + BLOCK_TILE_N <= operands.n
         && (B_NK || operands.b_vector())
 }
@@ -311,7 +439,12 @@ fn interior<const B_NK: bool>(operands: &Operands, first_row: u32, first_col: u3
 /// strides), `b_aligned_16` must hold only when B's base is 16-byte aligned, and the block must have
 /// [`THREADS`] threads and the stage bytes of its B layout in dynamic shared memory.
 #[inline(always)]
-unsafe fn pipelined<const B_NK: bool>(
+unsafe fn pipelined<
+    const B_NK: bool,
+    const BLOCK_ROWS: u32,
+    const BLOCK_THREADS: u32,
+    const LANE_ROWS: u32,
+>(
     operands: &Operands,
     thread: u32,
     first_row: u32,
@@ -320,13 +453,15 @@ unsafe fn pipelined<const B_NK: bool>(
 ) {
     // SAFETY: forwarded; `interior` holds exactly when the unchecked path's copies stay inside.
     unsafe {
-        if interior::<B_NK>(operands, first_row, first_col) {
-            let (acc, row, col) =
-                pipelined_tile::<B_NK, false>(operands, thread, first_row, first_col);
+        if interior::<B_NK, BLOCK_ROWS>(operands, first_row, first_col) {
+            let (acc, row, col) = pipelined_tile::<B_NK, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                operands, thread, first_row, first_col,
+            );
             store(&acc, row, col);
         } else {
-            let (acc, row, col) =
-                pipelined_tile::<B_NK, true>(operands, thread, first_row, first_col);
+            let (acc, row, col) = pipelined_tile::<B_NK, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                operands, thread, first_row, first_col,
+            );
             store(&acc, row, col);
         }
     }
@@ -344,7 +479,7 @@ unsafe fn pipelined<const B_NK: bool>(
 /// first place in the tile of the stage being filled.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn copy_rows_transposed<const EDGE: bool, const ROW_GROUPS: u32>(
+unsafe fn copy_rows_transposed<const EDGE: bool, const ROWS: u32, const BLOCK_THREADS: u32>(
     matrix: *const f32,
     row_start: *const f32,
     thread_start: *const f32,
@@ -357,7 +492,8 @@ unsafe fn copy_rows_transposed<const EDGE: bool, const ROW_GROUPS: u32>(
     stride: u32,
 ) {
     let halves = const { TILE_K / 8 };
-    let row_step = const { THREADS / 8 };
+    let row_step = const { BLOCK_THREADS / 8 };
+    let row_groups = const { ROWS / (BLOCK_THREADS / 8) };
     let tile_k = step * TILE_K;
     seq!(h in 0..4 {
         if h < halves {
@@ -368,7 +504,7 @@ unsafe fn copy_rows_transposed<const EDGE: bool, const ROW_GROUPS: u32>(
                 row_start
             };
             seq!(g in 0..16 {
-                if g < ROW_GROUPS {
+                if g < row_groups {
                     // 4·rows × ld floats: the element size rides on the constant, so that the
                     // 32-bit operands cannot overflow for any ld below 2³¹.
                     let src = if g == 0 { base } else { byte_offset(base, 4 * g * row_step, ld) };
@@ -396,7 +532,13 @@ unsafe fn copy_rows_transposed<const EDGE: bool, const ROW_GROUPS: u32>(
 /// As [`pipelined`]; without `EDGE`, the tile must lie inside C and (for `[k, n]`)
 /// [`Operands::b_vector`] must hold.
 #[inline(always)]
-unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
+unsafe fn pipelined_tile<
+    const B_NK: bool,
+    const EDGE: bool,
+    const BLOCK_ROWS: u32,
+    const BLOCK_THREADS: u32,
+    const LANE_ROWS: u32,
+>(
     operands: &Operands,
     thread: u32,
     first_row: u32,
@@ -413,15 +555,14 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
         b_aligned_16: _,
     } = *operands;
     // 16-byte copies of a [k, n] B per thread per step, and the rows between them.
-    let b_copies = const { BLOCK_TILE_N * TILE_K / 4 / THREADS };
-    let b_row_step = const { THREADS / (BLOCK_TILE_N / 4) };
-    let stage_floats = if B_NK {
-        STAGE_FLOATS_NK
-    } else {
-        STAGE_FLOATS_KN
-    };
+    let b_copies = const { BLOCK_TILE_N * TILE_K / 4 / BLOCK_THREADS };
+    let b_row_step = const { BLOCK_THREADS / (BLOCK_TILE_N / 4) };
+    // The transposed A tile's row length, and a stage's floats: v13's constants for its own
+    // 128 rows, the same formulas for the 64-row variant.
+    let a_stride = const { BLOCK_ROWS + TRANSPOSED_PADDING };
+    let stage_floats = TILE_K * a_stride + TILE_K * if B_NK { B_STRIDE_NK } else { B_STRIDE_KN };
 
-    let (row0, col0) = lane_origin(thread, BLOCK_TILE_N, THREAD_TILE_N);
+    let (row0, col0) = lane_origin_in::<LANE_ROWS>(thread, BLOCK_TILE_N, THREAD_TILE_N);
     // Thread t copies k `t % 8` (and `+ 8`) of A's rows `t / 8 + 32·g` (and of B's, for B stored
     // [n, k]), or the float4 of a [k, n] B at column `(t % 32)·4` of rows `t / 32 + 8·i`: each
     // copy is a constant multiple of a row away from a per-thread base.
@@ -446,8 +587,8 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
     // each copy's destination as a byte offset from it.
     let stages_address = shared_address(stages);
     let stage_bytes = stage_floats * 4;
-    let a_destination = (copy_k * A_STRIDE + copy_row) * 4;
-    let b_tile_bytes = TILE_K * A_STRIDE * 4;
+    let a_destination = (copy_k * a_stride + copy_row) * 4;
+    let b_tile_bytes = TILE_K * a_stride * 4;
     let b_destination_nk = b_tile_bytes + (copy_k * B_STRIDE_NK + copy_row) * 4;
     let b_destination = b_tile_bytes + (b_row * B_STRIDE_KN + b_col) * 4;
 
@@ -459,7 +600,7 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
     |step: u32, stage_start: u32| {
         // SAFETY: the row starts are valid wherever a copy reads (see `copy_rows_transposed`).
         unsafe {
-            copy_rows_transposed::<EDGE, { BLOCK_TILE_M / (THREADS / 8) }>(
+            copy_rows_transposed::<EDGE, BLOCK_ROWS, BLOCK_THREADS>(
                 a,
                 a_row_start,
                 a_thread,
@@ -469,13 +610,13 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
                 copy_k,
                 a_rows_left,
                 stage_start + a_destination,
-                A_STRIDE,
+                a_stride,
             )
         };
         if B_NK {
             // SAFETY: as for A, with B's rows (the columns of C).
             unsafe {
-                copy_rows_transposed::<EDGE, { BLOCK_TILE_N / (THREADS / 8) }>(
+                copy_rows_transposed::<EDGE, BLOCK_TILE_N, BLOCK_THREADS>(
                     b,
                     b_row_start,
                     b_thread_nk,
@@ -493,7 +634,7 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
         // B stored [k, n]: 16-byte copies along its rows.
         let tile_k = step * TILE_K;
         let b_step = b_thread.wrapping_add(tile_k as usize * ldb as usize);
-        seq!(i in 0..4 {
+        seq!(i in 0..8 {
             if i < b_copies {
                 let src = if i == 0 { b_step } else { byte_offset(b_step, 4 * i * b_row_step, ldb) };
                 let dst = stage_start + b_destination + i * b_row_step * B_STRIDE_KN * 4;
@@ -547,7 +688,7 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
         commit_async_copies();
         // SAFETY: both tiles lie inside the stage `read_stage` of the dynamic shared memory.
         let a_tile = unsafe { stages.add((read_stage.index() * stage_bytes / 4) as usize) };
-        let b_tile = unsafe { a_tile.add((TILE_K * A_STRIDE) as usize) };
+        let b_tile = unsafe { a_tile.add((TILE_K * a_stride) as usize) };
         // Unrolled by hand: LLVM keeps a 16-deep step as a loop of two, which costs ptxas
         // registers at the 128-register cap. The B tile's row length is a constant of the
         // layout (multiply_eight's first parameter).
@@ -557,12 +698,12 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
                 // barrier above have filled.
                 unsafe {
                     if B_NK {
-                        multiply_eight::<B_STRIDE_NK, THREAD_TILE_N>(
-                            &mut acc, a_tile, b_tile, A_STRIDE, j * 8, row0, col0,
+                        multiply_lane_steps::<B_STRIDE_NK, THREAD_TILE_N, 8, LANE_ROWS>(
+                            &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
                         )
                     } else {
-                        multiply_eight::<B_STRIDE_KN, THREAD_TILE_N>(
-                            &mut acc, a_tile, b_tile, A_STRIDE, j * 8, row0, col0,
+                        multiply_lane_steps::<B_STRIDE_KN, THREAD_TILE_N, 8, LANE_ROWS>(
+                            &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
                         )
                     }
                 };
@@ -576,8 +717,9 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
 
 /// Writes a lane's accumulators to `target` (one item's C, row stride `target.ld`, through the
 /// library's epilogue; or its split-K workspace matrix, raw: [`split_k::output_value`]),
-/// skipping elements outside `m × n`. `acc[i][j]` goes to row `row + (i / 4)·32 + i % 4`,
-/// column `col + (j / 4)·16 + j % 4`, as in [`store_warp_tile`]. Where the target's base is
+/// skipping elements outside `m × n`. `acc[i][j]` goes to row `row + (i / 4)·4·LANE_ROWS + i % 4`,
+/// column `col + (j / 4)·4·(32 / LANE_ROWS) + j % 4` (for v13's lanes, `LANE_ROWS` 8: 32 rows
+/// and 16 columns apart, as in [`store_warp_tile`]). Where the target's base is
 /// 16-byte aligned and its row stride a multiple of 4, four columns from a multiple of 4 are
 /// one 16-byte store.
 ///
@@ -585,7 +727,7 @@ unsafe fn pipelined_tile<const B_NK: bool, const EDGE: bool>(
 /// `target` must hold `m` rows of `target.ld` elements (the last needing only `n`); the bias,
 /// if any, `n` elements.
 #[inline(always)]
-unsafe fn store_with_epilogue(
+unsafe fn store_with_epilogue<const LANE_ROWS: u32>(
     acc: &Accumulators,
     args: &GemmArgs,
     target: &split_k::ItemTarget,
@@ -595,12 +737,14 @@ unsafe fn store_with_epilogue(
     let (m, n) = (args.m, args.n);
     let c = target.at as *mut f32;
     let vector = target.at.is_multiple_of(16) && target.ld.is_multiple_of(4);
+    // The lane's sub-tiles are this far apart (`lane_origin_in`).
+    let (row_gap, col_gap) = const { (4 * LANE_ROWS, 4 * (32 / LANE_ROWS)) };
     seq!(i in 0..8 {
-        let r = row + (i / 4) * 32 + i % 4;
+        let r = row + (i / 4) * row_gap + i % 4;
         if r < m {
             let c_row = c.wrapping_add(r as usize * target.ld as usize);
             seq!(s in 0..2 {
-                let cc = col + 16 * s;
+                let cc = col + col_gap * s;
                 let at = c_row.wrapping_add(cc as usize);
                 // The epilogue once per element (it is long: GELU's tanh), then one store path.
                 let mut out = [0.0f32; 4];
