@@ -518,14 +518,12 @@ fn thin_products_go_to_the_thin_kernels() {
                             }
                         }
                         None => {
-                            // A tiled kernel: for f32 with m ≤ 32 (64), v13's 32-row (64-row)
-                            // variant.
-                            let short_m = match (dtype, m) {
-                                (DType::F32, ..=32) => ShapeClass::ShortM(32),
-                                (DType::F32, ..=64) => ShapeClass::ShortM(64),
-                                _ => ShapeClass::Any,
-                            };
-                            assert_eq!(plan.kernel.shape, short_m, "{m}×{n}×{k}");
+                            // A tiled kernel: for f32, v13's 32-row variant (m ≤ 32) or
+                            // 64-row one (m ≤ 64, or B [k, n] with k > 64), else v13.
+                            assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
+                            if dtype == DType::F32 {
+                                assert_eq!(plan.kernel.name, expected_v13(&p), "{m}×{n}×{k}");
+                            }
                             // The reason names the thin kernels passed over.
                             assert!(
                                 plan.reason
@@ -746,13 +744,28 @@ fn thin_kernels_come_first_in_every_list() {
     }
 }
 
+/// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): v13's 32-row variant
+/// for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]` with k > 64, else v13
+/// (`dispatch::passed_over`).
+fn expected_v13(p: &Problem) -> &'static str {
+    if p.m <= 32 {
+        "v13_m32"
+    } else if p.m <= 64
+        || (p.b_layout == BLayout::Kn && p.k > rust_gemm::api::dispatch::V13_M64_SHORT_K)
+    {
+        "v13_m64"
+    } else {
+        "v13"
+    }
+}
+
 #[test]
-fn f32_products_up_to_64_rows_take_v13_m32_or_v13_m64() {
+fn f32_products_take_v13_m32_v13_m64_or_v13() {
     use gemm_geometry::v13::{M32_BLOCK_TILE_M, M32_THREADS, M64_BLOCK_TILE_M, M64_THREADS};
     for caps in [hopper(), ampere()] {
         for layout in [BLayout::Kn, BLayout::Nk] {
-            // The short-m variants come right before v13 in the f32 lists, narrowest first,
-            // after the thin kernels.
+            // The variants come right before v13 in the f32 lists, narrowest first, after the
+            // thin kernels; every one serves every shape.
             let names: Vec<_> = KERNELS
                 .iter()
                 .filter(|k| k.dtype == DType::F32 && k.b_layout == layout)
@@ -769,49 +782,57 @@ fn f32_products_up_to_64_rows_take_v13_m32_or_v13_m64() {
                 (32, 11008, 4096),
                 (33, 17, 9),
                 (64, 4096, 14336),
+                (65, 4096, 4096),
+                (4096, 4096, 4096),
+                (1000, 1000, 1000),
+                (2047, 2049, 64),
+                (2047, 2049, 65),
             ] {
-                let plan = choose(&caps, &problem(DType::F32, layout, m, n, k), None).unwrap();
-                let (name, rows, threads) = if m <= 32 {
-                    ("v13_m32", M32_BLOCK_TILE_M, M32_THREADS)
-                } else {
-                    ("v13_m64", M64_BLOCK_TILE_M, M64_THREADS)
-                };
+                let p = problem(DType::F32, layout, m, n, k);
+                let plan = choose(&caps, &p, None).unwrap();
+                let name = expected_v13(&p);
                 assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
-                assert_eq!(plan.kernel.shape, ShapeClass::ShortM(rows));
+                let (rows, threads) = match name {
+                    "v13_m32" => (M32_BLOCK_TILE_M, M32_THREADS),
+                    "v13_m64" => (M64_BLOCK_TILE_M, M64_THREADS),
+                    _ => (
+                        gemm_geometry::v13::BLOCK_TILE_M,
+                        gemm_geometry::v13::THREADS,
+                    ),
+                };
                 assert_eq!(plan.kernel.block_tile_m, rows);
                 assert_eq!(plan.kernel.threads, threads);
                 // One tile of rows per 128 columns; the slices of k along z.
                 assert_eq!(
                     plan.grid,
-                    (n.div_ceil(128) as u32, 1, plan.splits),
+                    (
+                        (m.div_ceil(rows as usize) * n.div_ceil(128)) as u32,
+                        1,
+                        plan.splits
+                    ),
                     "{m}×{n}×{k}"
                 );
+                // The reason says why each faster variant was passed over.
                 if m > 32 {
                     assert!(
-                        plan.reason.contains(&format!(
-                            "v13_m32: serves only products with m ≤ 32 (m is {m})"
-                        )),
+                        plan.reason
+                            .contains("v13_m32: m > 32: v13_m64 or v13 was measured faster"),
                         "{}",
                         plan.reason
                     );
                 }
-            }
-            // 65 rows: v13, which says why both variants were passed over.
-            let plan = choose(&caps, &problem(DType::F32, layout, 65, 4096, 4096), None).unwrap();
-            assert_eq!(plan.kernel.name, "v13");
-            assert!(
-                plan.reason
-                    .contains("v13_m64: serves only products with m ≤ 64 (m is 65)"),
-                "{}",
-                plan.reason
-            );
-            // Forced at more rows, each is refused.
-            for (name, m) in [("v13_m64", 65), ("v13_m32", 33)] {
-                let p = problem(DType::F32, layout, m, 64, 64);
-                assert!(matches!(
-                    choose(&caps, &p, Some(name)),
-                    Err(GemmError::KernelRefused { kernel, .. }) if kernel == name
-                ));
+                if name == "v13" {
+                    let why = if layout == BLayout::Nk {
+                        "v13_m64: m > 64 with B [n, k]: v13 was measured faster".to_string()
+                    } else {
+                        "v13_m64: m > 64 with k ≤ 64: v13 was measured faster".to_string()
+                    };
+                    assert!(plan.reason.contains(&why), "{}", plan.reason);
+                }
+                // Forced, each variant runs any shape.
+                for forced in ["v13_m32", "v13_m64", "v13"] {
+                    assert_eq!(choose(&caps, &p, Some(forced)).unwrap().kernel.name, forced);
+                }
             }
             // A long k with few column tiles is split, like v13's.
             let plan = choose(&caps, &problem(DType::F32, layout, 64, 4096, 14336), None).unwrap();

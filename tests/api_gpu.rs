@@ -590,7 +590,7 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
 /// tiles, k across partial 16-deep steps; plain, with everything on (batch, gaps, offsets,
 /// alpha, beta, bias, activations), with ragged padding at an odd offset (4-byte copies and
 /// stores), and split into 3 slices of k. Dispatch must choose it by itself where no thin
-/// kernel applies, and forcing it at m = 65 is refused.
+/// kernel applies; forced, it also runs taller products.
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn v13_m64_f32() {
@@ -655,8 +655,20 @@ fn v13_short_m_sweep(kernel: &str, rows: &[usize]) {
                 }
             }
         }
-        let over = plain(max_rows + 1, 129, 17, layout, false);
-        assert!(check::<f32>(&stream, &gemm, over, Some(kernel), 1).is_none());
+        // Taller products: forced, the variant runs them (any shape), edge tiles along m
+        // included; dispatch takes it only where `dispatch::passed_over` says it is faster.
+        for (i, (m, n, k)) in [(max_rows + 1, 129, 17), (3 * max_rows + 5, 257, 300)]
+            .into_iter()
+            .enumerate()
+        {
+            let base = plain(m, n, k, layout, false);
+            for v in [base, everything_on(base, i), ragged_everything(base, i)] {
+                let entry = check::<f32>(&stream, &gemm, v, Some(kernel), 9900 + i as u64)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                assert!(entry.starts_with(&format!("gemm_{kernel}_f32_")), "{entry}");
+                checks += 1;
+            }
+        }
     }
     eprintln!("{kernel}: {checks} checks");
 }

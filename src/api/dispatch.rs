@@ -12,8 +12,10 @@
 //! 128-row tile. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
 //! general kernel; the `cp.async` fp32 kernel v13 beats the general one, and its 32- and 64-row
-//! variants `v13_m32` and `v13_m64` ([`ShapeClass::ShortM`]) come before it for products with at
-//! most that many rows, where its 128-row tiles would be mostly empty; for TF32 the `wgmma`
+//! variants `v13_m32` and `v13_m64` come before it: they serve the products with at most that
+//! many rows, where v13's 128-row tiles would be mostly empty, and `v13_m64` also every B
+//! `[k, n]` product with k > 64, where it was measured faster than v13 at every shape (see
+//! [`passed_over`]); for TF32 the `wgmma`
 //! kernel v19 beats v14's `mma.sync`, on B `[k, n]` through a transposed copy of B where the
 //! cost model says the copy pays, see [`passed_over`]). f32 and TF32 calls
 //! share the exact f32 thin kernels: a memory-bound product gains nothing from TF32.
@@ -74,10 +76,6 @@ pub enum ShapeClass {
     /// Only m ≤ [`MMA_WIDE_MAX`](gemm_geometry::thin::MMA_WIDE_MAX) (the wide tensor-core thin
     /// kernels `thin_m16_mma`, B `[n, k]`).
     WideThinM,
-    /// Only m ≤ this many rows: one block tile of C's rows (v13's 64- and 32-row variants
-    /// `v13_m64` and `v13_m32`, which serve the products whose rows leave most of v13's 128-row
-    /// tile empty).
-    ShortM(u32),
 }
 
 impl ShapeClass {
@@ -89,16 +87,10 @@ impl ShapeClass {
             ShapeClass::Any => return None,
             ShapeClass::ThinM => ("m", problem.m, THIN_MAX),
             ShapeClass::WideThinM => ("m", problem.m, MMA_WIDE_MAX),
-            ShapeClass::ShortM(rows) => ("m", problem.m, rows),
             ShapeClass::ThinN => ("n", problem.n, THIN_MAX),
         };
-        let what = if matches!(self, ShapeClass::ShortM(_)) {
-            "products"
-        } else {
-            "thin products"
-        };
         (length > max as usize)
-            .then(|| format!("serves only {what} with {side} ≤ {max} ({side} is {length})"))
+            .then(|| format!("serves only thin products with {side} ≤ {max} ({side} is {length})"))
     }
 }
 
@@ -215,14 +207,6 @@ const fn ladder(
         split_k,
         blocks_per_sm,
         gflops_per_sm,
-    }
-}
-
-/// `spec`, serving only products with at most its block tile's rows ([`ShapeClass::ShortM`]).
-const fn short_m(spec: KernelSpec) -> KernelSpec {
-    KernelSpec {
-        shape: ShapeClass::ShortM(spec.block_tile_m),
-        ..spec
     }
 }
 
@@ -420,7 +404,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinN,
     ),
-    short_m(ladder(
+    ladder(
         "v13_m32",
         "gemm_v13_m32_f32_kn",
         DType::F32,
@@ -431,8 +415,8 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v13::M32_MIN_BLOCKS_PER_SM,
         V13_GFLOPS_PER_SM,
         true,
-    )),
-    short_m(ladder(
+    ),
+    ladder(
         "v13_m64",
         "gemm_v13_m64_f32_kn",
         DType::F32,
@@ -443,7 +427,7 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v13::M64_MIN_BLOCKS_PER_SM,
         V13_GFLOPS_PER_SM,
         true,
-    )),
+    ),
     ladder(
         "v13",
         "gemm_v13_f32_kn",
@@ -456,7 +440,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V13_GFLOPS_PER_SM,
         true,
     ),
-    short_m(ladder(
+    ladder(
         "v13_m32",
         "gemm_v13_m32_f32_nk",
         DType::F32,
@@ -467,8 +451,8 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v13::M32_MIN_BLOCKS_PER_SM,
         V13_GFLOPS_PER_SM,
         true,
-    )),
-    short_m(ladder(
+    ),
+    ladder(
         "v13_m64",
         "gemm_v13_m64_f32_nk",
         DType::F32,
@@ -479,7 +463,7 @@ pub const KERNELS: &[KernelSpec] = &[
         geometry::v13::M64_MIN_BLOCKS_PER_SM,
         V13_GFLOPS_PER_SM,
         true,
-    )),
+    ),
     ladder(
         "v13",
         "gemm_v13_f32_nk",
@@ -983,6 +967,11 @@ fn split_refusal(
 /// And v19 (TF32) on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if let Some(reason) = v13_variant_passed_over(spec, problem) {
+        return Some(format!(
+            "{reason} (passed over, not refused: it runs when forced)"
+        ));
+    }
     // Short k with n ≤ 8: the FMA thin_n kernel gives each warp two rows of a few chunks and
     // spends 85–117 µs at 65537×3×k for every k ≤ 256 on the H100, where the general kernel
     // takes 23–109 µs and v15 31–91 µs; for f32, v13 (40–147 µs) also trails the general
@@ -1037,6 +1026,41 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
     }
     None
 }
+
+/// Why dispatch passes over v13's 32- or 64-row variant for `problem`, or `None` if `spec` is
+/// neither or nothing is known against it. Both run any shape; which one is fastest was
+/// measured on the H100 (`docs/results/v13-short-m`, runs 7 and 8, each kernel forced at the
+/// same shapes):
+///
+/// * `v13_m32` only for m ≤ 32: above, `v13_m64` was faster at 42 of the 45 shapes measured
+///   (squares 256–2048, the ragged shapes, the m = 256 layers), and the other 3 by at most 13%.
+/// * `v13_m64` with B `[k, n]` for every m with k > 64: it was faster than v13 at every such
+///   shape measured but 1280³ (1% slower): up to 1.55× at squares 256–2048, the ragged shapes
+///   and the m = 256 layers, and 1.04–1.26× from 2176³ to 8192³ and at the m = 1024 and 4096
+///   layers (4096³: 2.94 ms against 3.13). Its blocks are half as tall with four per SM instead
+///   of two, so a barrier waits for 4 warps instead of 8 and the last wave is finer. At k ≤ 64
+///   (2047×2049×33, 8192×8192×64) v13 was 7–9% faster.
+/// * `v13_m64` with B `[n, k]` only for m ≤ 64: at 7 of the 9 m = 256 layers it ran at
+///   0.84–0.91× v13's speed, its transposing 4-byte copies of B being twice as many per thread.
+fn v13_variant_passed_over(spec: &KernelSpec, problem: &Problem) -> Option<String> {
+    let rows = spec.block_tile_m as usize;
+    match spec.name {
+        "v13_m32" if problem.m > rows => {
+            Some(format!("m > {rows}: v13_m64 or v13 was measured faster"))
+        }
+        "v13_m64" if problem.m > rows && spec.b_layout == BLayout::Nk => {
+            Some(format!("m > {rows} with B [n, k]: v13 was measured faster"))
+        }
+        "v13_m64" if problem.m > rows && problem.k <= V13_M64_SHORT_K => Some(format!(
+            "m > {rows} with k ≤ {V13_M64_SHORT_K}: v13 was measured faster"
+        )),
+        _ => None,
+    }
+}
+
+/// The longest k at which dispatch passes `v13_m64` over for v13 when m > 64 (B `[k, n]`):
+/// measured at k = 33 and 64 (v13 faster), 131 (`v13_m64` faster).
+pub const V13_M64_SHORT_K: usize = 64;
 
 /// The longest k at which [`passed_over`] sends products with n ≤ 8 (and m > 8) past the FMA
 /// `thin_n` kernel and, for f32, past v13: the longest measured there (65537×3×256).

@@ -76,6 +76,12 @@
 //! B `[k, n]`, m = 16: 0.91–2.03× cuBLAS; m = 64: 0.86–1.02×. B `[n, k]` is slower (0.60–0.84
 //! at m = 16, 0.66–1.30 at m = 64): its 4-byte transposing copies of B are 4× the copies of a
 //! `[k, n]` B, and with 32 or 64 rows there are fewer FFMAs to hide them behind.
+//!
+//! The 64-row variant is also faster than v13 itself with B `[k, n]` at large shapes: 4096³
+//! in 2.94 ms against 3.13 (0.92 of cuBLAS against 0.86), 1.04–1.26× from 2176³ to 8192³, so
+//! dispatch runs every `[k, n]` product with k > 64 on it. Its barrier waits for 4 warps, not
+//! 8 (the stall "What limits v13" in `docs/ladder.md` blames), and four blocks per SM make
+//! the last wave finer. The rung keeps its 128 × 128 tile.
 
 use super::v10_warp_tiling::{lane_origin_in, multiply_lane_steps, store_warp_tile};
 use crate::device::{
