@@ -614,10 +614,10 @@ fn thin_grids_cover_the_streamed_operand() {
     let caps = hopper();
     for layout in [BLayout::Kn, BLayout::Nk] {
         for (dtype, kn_columns) in [
-            (DType::F32, 8),
-            (DType::Tf32, 8),
-            (DType::F16, 16),
-            (DType::Bf16, 16),
+            (DType::F32, 16),
+            (DType::Tf32, 16),
+            (DType::F16, 32),
+            (DType::Bf16, 32),
         ] {
             // thin_m: blocks along n (x), batch along z.
             let mut r = request(dtype, 1, 4097, 4096);

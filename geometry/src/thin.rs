@@ -16,9 +16,10 @@
 //!   time, transposed to `[column][k]` f32 rows in shared memory ([`STAGED_SHARED_BYTES`]).
 //! * **column slices** (`thin_m` with B `[k, n]`): B's rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] 16-byte column chunks of B (`KN_CHUNKS · 16 / element bytes`
-//!   columns of C) and all of k, cut into [`KN_K_SLICES`] interleaved slices, one per thread
-//!   pair: a warp load reads 16 rows × 32 bytes (whole DRAM sectors), and few columns per
-//!   block keep the grid large. Each thread keeps [`KN_UNROLL`] rows of B in flight, and the
+//!   columns of C) and all of k, cut into [`KN_K_SLICES`] interleaved slices, one per group of
+//!   [`KN_CHUNKS`] threads: a warp load reads 8 rows × 64 bytes (two whole DRAM sectors per
+//!   row; 16 rows × 32 bytes, with 2 chunks, streamed B 1.06–1.62× slower on the H100), and
+//!   few columns per block keep the grid large. Each thread keeps [`KN_UNROLL`] rows of B in flight, and the
 //!   slices' partial sums are reduced by warp shuffles and then across warps in shared memory
 //!   ([`KN_SHARED_BYTES`]), always in the same order.
 //!
@@ -59,7 +60,7 @@ pub const STAGE_K: u32 = 1024;
 pub const STAGED_SHARED_BYTES: u32 = THIN_MAX * STAGE_K * 4;
 
 /// 16-byte column chunks of B per block in the column-slices body (`thin_m`, `[k, n]`).
-pub const KN_CHUNKS: u32 = 2;
+pub const KN_CHUNKS: u32 = 4;
 /// Slices of k per block in the column-slices body: thread `t` owns chunk `t % KN_CHUNKS`
 /// and rows `t / KN_CHUNKS + s · KN_K_SLICES` of k.
 pub const KN_K_SLICES: u32 = THREADS / KN_CHUNKS;
@@ -135,8 +136,9 @@ const _: () = {
     // One output per thread in the column-slices store, and per lane in the dot-rows store.
     assert!(KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS <= THREADS);
     assert!(THIN_MAX * DOT_ROWS_PER_WARP <= 32);
-    // The slices of one chunk are the lanes of one parity: 16 per warp.
-    assert!(KN_CHUNKS == 2 && KN_K_SLICES == 128);
+    // The slices of one chunk are the lanes `chunk` apart modulo KN_CHUNKS: 32 / KN_CHUNKS per
+    // warp (a power of two, for the shuffle butterfly).
+    assert!(KN_CHUNKS.is_power_of_two() && KN_CHUNKS <= 32 && KN_K_SLICES * KN_CHUNKS == THREADS);
     // Staged tiles start on chunk boundaries of every element type (and 32 chunks per warp).
     assert!(STAGE_K.is_multiple_of(32 * MAX_CHUNK_ELEMENTS));
     assert!(STAGED_SHARED_BYTES <= 48 * 1024 && KN_SHARED_BYTES <= 48 * 1024);
@@ -156,11 +158,11 @@ mod tests {
 
     #[test]
     fn blocks_cover_the_streamed_operand() {
-        assert_eq!(kn_block_columns(4), 8);
-        assert_eq!(kn_block_columns(2), 16);
+        assert_eq!(kn_block_columns(4), 16);
+        assert_eq!(kn_block_columns(2), 32);
         assert_eq!(DOT_ROWS_PER_BLOCK, 16);
         assert_eq!(STAGED_SHARED_BYTES, 32_768);
-        assert_eq!(KN_SHARED_BYTES, 4096);
+        assert_eq!(KN_SHARED_BYTES, 8192);
         assert_eq!(MMA_DOT_SHARED_BYTES, 4096);
         assert_eq!(MMA_KN_SHARED_BYTES, 8192 + 8192);
     }

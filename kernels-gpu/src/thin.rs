@@ -14,10 +14,12 @@
 //!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
 //!   time in shared memory, transposed to `[column][k]` f32 (zeros past k).
 //! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
-//!   owns [`KN_CHUNKS`] 16-byte column chunks and all of k; thread `t` reads chunk `t % 2` of
-//!   rows `t / 2 + 128·s` ([`KN_UNROLL`] rows in flight), so a warp load covers 16 rows × 32
-//!   bytes. The 128 slices' partial sums are reduced by shuffles within each warp, then across
-//!   the warps in shared memory, in a fixed order.
+//!   owns [`KN_CHUNKS`] (4) 16-byte column chunks and all of k; thread `t` reads chunk `t % 4`
+//!   of rows `t / 4 + 64·s` ([`KN_UNROLL`] rows in flight), so a warp load covers 8 rows × 64
+//!   bytes. The 64 slices' partial sums are reduced by shuffles within each warp, then across
+//!   the warps in shared memory, in a fixed order. (With 2 chunks, 16 rows × 32 bytes per warp
+//!   load, the fp32 m = 1 and m = 8 LLM layers took 1.06–1.62× as long on the H100, at 27–72%
+//!   of copy bandwidth: `docs/results/v13-short-m`, run 11.)
 //!
 //! Results are bit-identical from run to run: no atomics, no reduction across blocks, every
 //! sum taken in one order.
@@ -55,7 +57,7 @@ use gemm_geometry::thin::{KN_SHARED_BYTES, STAGED_SHARED_BYTES, THREADS};
 
 // The bodies below are unrolled for exactly these numbers.
 const _: () = assert!(THIN_MAX == 8 && DOT_ROWS_PER_WARP == 2 && DOT_UNROLL == 4);
-const _: () = assert!(KN_CHUNKS == 2 && KN_UNROLL == 8 && MAX_CHUNK_ELEMENTS == 8);
+const _: () = assert!(KN_UNROLL == 8 && MAX_CHUNK_ELEMENTS == 8);
 const _: () = assert!(STAGE_K == 4 * 256 && CHUNK_BYTES == 16);
 
 /// 16 bytes of the streamed operand at the global address `at`, through the read-only path
@@ -636,13 +638,16 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
                 unsafe { slice_row::<E>(&mut acc, &b, a_item, lda_bytes, l, m) };
                 l += KN_K_SLICES;
             }
-            // The 16 slices of each chunk in this warp (lanes of one parity), then the 8 warps.
+            // The 8 slices of each chunk in this warp (lanes equal modulo KN_CHUNKS), then the 8
+            // warps.
             seq!(i in 0..8 {
                 if i < m {
                     seq!(e in 0..8 {
                         if e < v {
-                            seq!(step in 0..4 {
-                                acc[i][e] += shuffle_xor(acc[i][e], 16 >> step);
+                            seq!(step in 0..5 {
+                                if (16 >> step) >= KN_CHUNKS {
+                                    acc[i][e] += shuffle_xor(acc[i][e], 16 >> step);
+                                }
                             });
                             if lane < KN_CHUNKS {
                                 let at = ((warp * KN_CHUNKS + chunk) * THIN_MAX + i) * MAX_CHUNK_ELEMENTS + e;
