@@ -1,4 +1,5 @@
-//! Launch geometry of v13 (`sgemm_v13_async_copies`, `gemm_v13_f32_kn`, `gemm_v13_f32_nk`):
+//! Launch geometry of v13 (`sgemm_v13_async_copies`, `gemm_v13_f32_kn`, `gemm_v13_f32_nk`; its
+//! library variants with 64- and 32-row tiles, `M64_*` and `M32_*`, at the end):
 //! v10's warp tiles (8 × 8 outputs per thread) fed by a `cp.async` pipeline of [`STAGES`]
 //! shared-memory stages, each holding one [`TILE_K`]-deep step of the A and B tiles.
 //!

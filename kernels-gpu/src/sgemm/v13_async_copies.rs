@@ -569,8 +569,9 @@ unsafe fn pipelined_tile<
     let stage_floats = TILE_K * a_stride + TILE_K * if B_NK { B_STRIDE_NK } else { B_STRIDE_KN };
 
     let (row0, col0) = lane_origin_in::<LANE_ROWS>(thread, BLOCK_TILE_N, THREAD_TILE_N);
-    // Thread t copies k `t % 8` (and `+ 8`) of A's rows `t / 8 + 32·g` (and of B's, for B stored
-    // [n, k]), or the float4 of a [k, n] B at column `(t % 32)·4` of rows `t / 32 + 8·i`: each
+    // Thread t copies k `t % 8` (and `+ 8`) of A's rows `t / 8 + (threads / 8)·g` (and of B's,
+    // for B stored [n, k]), or the float4 of a [k, n] B at column `(t % 32)·4` of rows
+    // `t / 32 + (threads / 32)·i` (v13's 256 threads: rows `t / 8 + 32·g`, `t / 32 + 8·i`): each
     // copy is a constant multiple of a row away from a per-thread base.
     let (copy_row, copy_k) = (thread / 8, thread % 8);
     let (b_row, b_col) = (thread / (BLOCK_TILE_N / 4), thread % (BLOCK_TILE_N / 4) * 4);
