@@ -957,9 +957,10 @@ fn split_refusal(
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
 ///
-/// Three such classes so far. The FMA `thin_n` kernel (f32, fp16, bf16) and the fp32 kernel
-/// v13 when n ≤ 8 and k ≤ [`SHORT_K`]: the general kernel (or, for fp16/bf16, v15) is faster
-/// there. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
+/// v13's 32- and 64-row variants outside the shapes where they were measured faster than v13
+/// (`v13_variant_passed_over`). The FMA `thin_n` kernel (f32, fp16, bf16) and the fp32
+/// kernel v13 (and its variants) when n ≤ 8 and k ≤ [`SHORT_K`]: the general kernel (or, for
+/// fp16/bf16, v15) is faster there. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
 /// one of its k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
 /// they hide, and v15 is faster: 72 µs against v18's 162 µs at 8192×8192×64 fp16 on the H100
 /// (`docs/results/h100-split-k`, `v15-forced` and the fp16 suite, both layouts).
