@@ -20,7 +20,7 @@ pub const THREAD_TILE_M: u32 = 8;
 /// Columns of C per thread.
 pub const THREAD_TILE_N: u32 = 8;
 /// Threads per block (1-D): 8 warps of 64 × 32 outputs.
-pub const THREADS: u32 = (BLOCK_TILE_M / THREAD_TILE_M) * (BLOCK_TILE_N / THREAD_TILE_N);
+pub const THREADS: u32 = threads(BLOCK_TILE_M);
 /// Blocks per SM the kernels are built for (`.minnctapersm`): with [`THREADS`], a cap of 128
 /// registers per thread.
 pub const MIN_BLOCKS_PER_SM: u32 = 2;
@@ -28,20 +28,37 @@ pub const MIN_BLOCKS_PER_SM: u32 = 2;
 /// 4-byte copies (4 rows × 8 k) then land in 32 different banks, and rows stay 16-byte aligned.
 pub const TRANSPOSED_PADDING: u32 = 4;
 /// Row length, in floats, of the transposed A tile in shared memory.
-pub const A_STRIDE: u32 = BLOCK_TILE_M + TRANSPOSED_PADDING;
+pub const A_STRIDE: u32 = a_stride(BLOCK_TILE_M);
 /// Row length, in floats, of the B tile when B is stored `[k, n]` (copied as it is, 16 bytes
 /// at a time: no padding needed).
 pub const B_STRIDE_KN: u32 = BLOCK_TILE_N;
 /// Row length, in floats, of the B tile when B is stored `[n, k]` (transposed like A).
 pub const B_STRIDE_NK: u32 = BLOCK_TILE_N + TRANSPOSED_PADDING;
 /// Floats of one stage, B stored `[k, n]`.
-pub const STAGE_FLOATS_KN: u32 = TILE_K * A_STRIDE + TILE_K * B_STRIDE_KN;
+pub const STAGE_FLOATS_KN: u32 = stage_floats(BLOCK_TILE_M, false);
 /// Floats of one stage, B stored `[n, k]`.
-pub const STAGE_FLOATS_NK: u32 = TILE_K * A_STRIDE + TILE_K * B_STRIDE_NK;
+pub const STAGE_FLOATS_NK: u32 = stage_floats(BLOCK_TILE_M, true);
 /// Dynamic shared memory of `sgemm_v13_async_copies` and `gemm_v13_f32_kn`, in bytes (66 560).
 pub const SHARED_BYTES_KN: u32 = STAGES * STAGE_FLOATS_KN * 4;
 /// Dynamic shared memory of `gemm_v13_f32_nk`, in bytes (67 584).
 pub const SHARED_BYTES_NK: u32 = STAGES * STAGE_FLOATS_NK * 4;
+
+/// Threads per block (1-D) of a block `block_rows` × [`BLOCK_TILE_N`], each owning
+/// [`THREAD_TILE_M`] × [`THREAD_TILE_N`] outputs.
+pub const fn threads(block_rows: u32) -> u32 {
+    (block_rows / THREAD_TILE_M) * (BLOCK_TILE_N / THREAD_TILE_N)
+}
+
+/// Row length, in floats, of the transposed A tile of a block `block_rows` tall.
+pub const fn a_stride(block_rows: u32) -> u32 {
+    block_rows + TRANSPOSED_PADDING
+}
+
+/// Floats of one stage of a block `block_rows` tall: its A tile, then B's (`b_nk`: B stored
+/// `[n, k]`).
+pub const fn stage_floats(block_rows: u32, b_nk: bool) -> u32 {
+    TILE_K * a_stride(block_rows) + TILE_K * if b_nk { B_STRIDE_NK } else { B_STRIDE_KN }
+}
 
 /// Blocks along grid x for an `m × n` C: one per 128 × 128 tile, in grouped order (grid y is 1;
 /// grid z walks the batch).
@@ -55,16 +72,14 @@ pub const fn grid_x(m: u32, n: u32) -> u32 {
 /// 16-deep stages and the same columns per block as v13; half the threads.
 pub const M64_BLOCK_TILE_M: u32 = 64;
 /// Threads per block (1-D) of the 64-row variant: 4 warps of 64 × 32 outputs.
-pub const M64_THREADS: u32 = (M64_BLOCK_TILE_M / THREAD_TILE_M) * (BLOCK_TILE_N / THREAD_TILE_N);
+pub const M64_THREADS: u32 = threads(M64_BLOCK_TILE_M);
 /// Blocks per SM the 64-row variant is built for: as many threads per SM as v13 (and the same
 /// cap of 128 registers per thread), so as many warps hide the latency.
 pub const M64_MIN_BLOCKS_PER_SM: u32 = 4;
-/// Row length, in floats, of the 64-row variant's transposed A tile in shared memory.
-pub const M64_A_STRIDE: u32 = M64_BLOCK_TILE_M + TRANSPOSED_PADDING;
 /// Dynamic shared memory of `gemm_v13_m64_f32_kn`, in bytes (50 176).
-pub const M64_SHARED_BYTES_KN: u32 = STAGES * (TILE_K * M64_A_STRIDE + TILE_K * B_STRIDE_KN) * 4;
+pub const M64_SHARED_BYTES_KN: u32 = STAGES * stage_floats(M64_BLOCK_TILE_M, false) * 4;
 /// Dynamic shared memory of `gemm_v13_m64_f32_nk`, in bytes (51 200).
-pub const M64_SHARED_BYTES_NK: u32 = STAGES * (TILE_K * M64_A_STRIDE + TILE_K * B_STRIDE_NK) * 4;
+pub const M64_SHARED_BYTES_NK: u32 = STAGES * stage_floats(M64_BLOCK_TILE_M, true) * 4;
 
 /// Rows of C per block of the 32-row variant (entries `gemm_v13_m32_f32_kn`,
 /// `gemm_v13_m32_f32_nk`), for products with at most 32 rows of C. Its warps are 32 × 64 (lanes
@@ -74,16 +89,14 @@ pub const M32_BLOCK_TILE_M: u32 = 32;
 /// Lane rows per warp of the 32-row variant (v13's: 8).
 pub const M32_LANE_ROWS: u32 = 4;
 /// Threads per block (1-D) of the 32-row variant: 2 warps of 32 × 64 outputs.
-pub const M32_THREADS: u32 = (M32_BLOCK_TILE_M / THREAD_TILE_M) * (BLOCK_TILE_N / THREAD_TILE_N);
+pub const M32_THREADS: u32 = threads(M32_BLOCK_TILE_M);
 /// Blocks per SM the 32-row variant is built for: as many as its shared memory lets in on the
 /// H100 (5 × 42 KiB), at most 204 registers per thread.
 pub const M32_MIN_BLOCKS_PER_SM: u32 = 5;
-/// Row length, in floats, of the 32-row variant's transposed A tile in shared memory.
-pub const M32_A_STRIDE: u32 = M32_BLOCK_TILE_M + TRANSPOSED_PADDING;
 /// Dynamic shared memory of `gemm_v13_m32_f32_kn`, in bytes (41 984).
-pub const M32_SHARED_BYTES_KN: u32 = STAGES * (TILE_K * M32_A_STRIDE + TILE_K * B_STRIDE_KN) * 4;
+pub const M32_SHARED_BYTES_KN: u32 = STAGES * stage_floats(M32_BLOCK_TILE_M, false) * 4;
 /// Dynamic shared memory of `gemm_v13_m32_f32_nk`, in bytes (43 008).
-pub const M32_SHARED_BYTES_NK: u32 = STAGES * (TILE_K * M32_A_STRIDE + TILE_K * B_STRIDE_NK) * 4;
+pub const M32_SHARED_BYTES_NK: u32 = STAGES * stage_floats(M32_BLOCK_TILE_M, true) * 4;
 
 const _: () = assert!(THREADS == 256 && M64_THREADS == 128 && M32_THREADS == 64);
 const _: () = assert!(M32_SHARED_BYTES_KN == 41_984 && M32_SHARED_BYTES_NK == 43_008);
