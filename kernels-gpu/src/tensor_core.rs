@@ -242,6 +242,27 @@ pub fn pack_f16x2(low: f32, high: f32) -> u32 {
     packed
 }
 
+/// [`mma_f16_m16n8k16`], or [`mma_bf16_m16n8k16`] with `BF16`: for kernels that take the
+/// element type as a constant.
+#[inline(always)]
+pub fn mma_m16n8k16<const BF16: bool>(acc: &mut [f32; 4], a: &[u32; 4], b: &[u32; 2]) {
+    if BF16 {
+        mma_bf16_m16n8k16(acc, a, b)
+    } else {
+        mma_f16_m16n8k16(acc, a, b)
+    }
+}
+
+/// [`pack_f16x2`], or [`pack_bf16x2`] with `BF16`.
+#[inline(always)]
+pub fn pack_half2<const BF16: bool>(low: f32, high: f32) -> u32 {
+    if BF16 {
+        pack_bf16x2(low, high)
+    } else {
+        pack_f16x2(low, high)
+    }
+}
+
 /// A 64-bit `wgmma` shared-memory matrix descriptor for a tile stored with the 128-byte swizzle
 /// (8 rows of 128 bytes form a 1 024-byte atom in which 16-byte chunk `c` of row `r` sits at
 /// chunk `c ^ (r % 8)`; the hardware applies the XOR to address bits 4–6 from bits 7–9, so the
@@ -366,14 +387,69 @@ pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
     });
 }
 
+/// One `wgmma.mma_async` m64nNk16 with A from registers, fp32 accumulators and `$ty` inputs
+/// (`"f16"` or `"bf16"`): `$count` accumulators (N = 64: 32, N = 128: 64), `$shape` the
+/// instruction's shape (`"m64n64k16"`), `$operands` the accumulator operands `{0}, …` as one
+/// string. Hopper-only (sm_90a), like its users.
+#[cfg(target_feature = "sm_90a")]
+macro_rules! wgmma_register_a_asm {
+    ($count:literal, $shape:literal, $ty:literal, $operands:expr, $acc:ident, $a:ident, $b:ident) => {
+        seq!(i in 0..$count {
+            // SAFETY: the caller of the enclosing function upholds its contract.
+            unsafe {
+                core::arch::asm!(
+                "{{ .reg .pred accumulate;",
+                "setp.eq.b32 accumulate, 1, 1;",
+                concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.", $ty, ".", $ty, " {{"),
+                $operands,
+                // scale-d (true: accumulate), imm-scale-a, imm-scale-b, imm-trans-b.
+                "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, accumulate, 1, 1, 0; }}",
+                    #(inout(reg32) $acc[i],)*
+                    a0 = in(reg32) $a[0],
+                    a1 = in(reg32) $a[1],
+                    a2 = in(reg32) $a[2],
+                    a3 = in(reg32) $a[3],
+                    b = in(reg64) $b,
+                    options(nostack),
+                )
+            };
+        });
+    };
+}
+
+/// The 32 accumulator operands of an m64n64 `wgmma`, as one `asm!` template string.
+#[cfg(target_feature = "sm_90a")]
+macro_rules! accumulators_32 {
+    () => {
+        concat!(
+            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, \n",
+            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}",
+        )
+    };
+}
+
+/// The 64 accumulator operands of an m64n128 `wgmma`, as one `asm!` template string.
+#[cfg(target_feature = "sm_90a")]
+macro_rules! accumulators_64 {
+    () => {
+        concat!(
+            accumulators_32!(),
+            ", \n",
+            "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, \n",
+            "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}",
+        )
+    };
+}
+
 /// `acc += a · b` on a 64×64×16 tile for the whole warpgroup, asynchronously:
-/// `wgmma.mma_async.m64n64k16.f32.f16.f16` with A from registers and B (K-major, `imm-trans-b
-/// = 0`) from shared memory through the descriptor `b` (see [`swizzled_descriptor`]). Warp `w`
-/// of the warpgroup supplies rows `16·w …` of A in `mma.sync`'s m16k16 fragment layout: lane
-/// `l` holds row `l / 4` (registers 0 and 2) and `l / 4 + 8` (1 and 3), k `2·(l % 4)` and the
-/// next (registers 0 and 1) and those plus 8 (2 and 3), two fp16 per register. Thread `t`
-/// holds, in `acc[i]`, row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column `8·(i / 4) +
-/// 2·(t % 4) + i % 2`, like the other shapes.
+/// `wgmma.mma_async.m64n64k16.f32.{f16,bf16}.{f16,bf16}` (fp16 inputs, or bf16 with `BF16`) with
+/// A from registers and B (K-major, `imm-trans-b = 0`) from shared memory through the descriptor
+/// `b` (see [`swizzled_descriptor`]). Warp `w` of the warpgroup supplies rows `16·w …` of A in
+/// `mma.sync`'s m16k16 fragment layout: lane `l` holds row `l / 4` (registers 0 and 2) and row
+/// `l / 4 + 8` (1 and 3), k `2·(l % 4)` and the next (registers 0 and 1) and those plus 8 (2
+/// and 3), two 16-bit values per register. Thread `t` holds, in `acc[i]`, row
+/// `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column `8·(i / 4) + 2·(t % 4) + i % 2`,
+/// like the other shapes.
 ///
 /// # Safety
 /// As [`wgmma_m64n256k16_f16`] for `b` and the warpgroup; the registers of `a`, like `acc`, are
@@ -381,59 +457,35 @@ pub unsafe fn wgmma_m64n256k16_f16(acc: &mut [f32; 128], a: u64, b: u64, accumul
 /// their writing from this call.
 #[cfg(target_feature = "sm_90a")]
 #[inline(always)]
-pub unsafe fn wgmma_m64n64k16_f16_register_a(acc: &mut [f32; 32], a: &[u32; 4], b: u64) {
-    seq!(i in 0..32 {
-        unsafe {
-            core::arch::asm!(
-            "{{ .reg .pred accumulate;",
-            "setp.eq.b32 accumulate, 1, 1;",
-            "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{",
-            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
-            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}",
-            // scale-d (true: accumulate), imm-scale-a, imm-scale-b, imm-trans-b.
-            "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, accumulate, 1, 1, 0; }}",
-                #(inout(reg32) acc[i],)*
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b,
-                options(nostack),
-            )
-        };
-    });
+pub unsafe fn wgmma_m64n64k16_register_a<const BF16: bool>(
+    acc: &mut [f32; 32],
+    a: &[u32; 4],
+    b: u64,
+) {
+    if BF16 {
+        wgmma_register_a_asm!(32, "m64n64k16", "bf16", accumulators_32!(), acc, a, b);
+    } else {
+        wgmma_register_a_asm!(32, "m64n64k16", "f16", accumulators_32!(), acc, a, b);
+    }
 }
 
-/// [`wgmma_m64n64k16_f16_register_a`] on a 64×128×16 tile (N = 128: 64 accumulators, same
+/// [`wgmma_m64n64k16_register_a`] on a 64×128×16 tile (N = 128: 64 accumulators, same
 /// fragment layouts).
 ///
 /// # Safety
-/// That of [`wgmma_m64n64k16_f16_register_a`].
+/// That of [`wgmma_m64n64k16_register_a`].
 #[cfg(target_feature = "sm_90a")]
 #[inline(always)]
-pub unsafe fn wgmma_m64n128k16_f16_register_a(acc: &mut [f32; 64], a: &[u32; 4], b: u64) {
-    seq!(i in 0..64 {
-        unsafe {
-            core::arch::asm!(
-            "{{ .reg .pred accumulate;",
-            "setp.eq.b32 accumulate, 1, 1;",
-            "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{",
-            "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}, ",
-            "{16}, {17}, {18}, {19}, {20}, {21}, {22}, {23}, {24}, {25}, {26}, {27}, {28}, {29}, {30}, {31}, ",
-            "{32}, {33}, {34}, {35}, {36}, {37}, {38}, {39}, {40}, {41}, {42}, {43}, {44}, {45}, {46}, {47}, ",
-            "{48}, {49}, {50}, {51}, {52}, {53}, {54}, {55}, {56}, {57}, {58}, {59}, {60}, {61}, {62}, {63}",
-            // scale-d (true: accumulate), imm-scale-a, imm-scale-b, imm-trans-b.
-            "}}, {{{a0}, {a1}, {a2}, {a3}}}, {b}, accumulate, 1, 1, 0; }}",
-                #(inout(reg32) acc[i],)*
-                a0 = in(reg32) a[0],
-                a1 = in(reg32) a[1],
-                a2 = in(reg32) a[2],
-                a3 = in(reg32) a[3],
-                b = in(reg64) b,
-                options(nostack),
-            )
-        };
-    });
+pub unsafe fn wgmma_m64n128k16_register_a<const BF16: bool>(
+    acc: &mut [f32; 64],
+    a: &[u32; 4],
+    b: u64,
+) {
+    if BF16 {
+        wgmma_register_a_asm!(64, "m64n128k16", "bf16", accumulators_64!(), acc, a, b);
+    } else {
+        wgmma_register_a_asm!(64, "m64n128k16", "f16", accumulators_64!(), acc, a, b);
+    }
 }
 
 /// [`wgmma_m64n256k16_f16`] on a 64×128×16 tile: the accumulators are `acc[0..64]` (the rest

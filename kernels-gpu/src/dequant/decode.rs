@@ -69,8 +69,8 @@
 //! k).
 
 use super::packed::{
-    BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, NINE_SIXTY, PairConstants, WARP_COLUMNS, WARPS,
-    WIDE_FLOAT, chunk_k, chunk_k_tiles, decode_pair, half_to_f32, loads, sub_f16x2,
+    BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, PairConstants, WARP_COLUMNS, WARPS, WIDE_FLOAT,
+    chunk_k, chunk_k_tiles, column_constants, decode_pair, half_to_f32, loads,
 };
 use crate::device::{
     block_x, commit_async_copies, copy_async_16, dynamic_shared_bytes, fma, grid_dim_x,
@@ -80,10 +80,9 @@ use crate::device::{
 #[cfg(target_feature = "sm_90a")]
 use crate::tensor_core::{
     fence_shared_for_async_proxy, pin_accumulators, swizzled_descriptor, warpgroup_commit,
-    warpgroup_fence, warpgroup_wait, wgmma_m64n64k16_f16_register_a,
-    wgmma_m64n128k16_f16_register_a,
+    warpgroup_fence, warpgroup_wait, wgmma_m64n64k16_register_a, wgmma_m64n128k16_register_a,
 };
-use crate::tensor_core::{load_matrix_x4, mma_f16_m16n8k16, pack_f16x2};
+use crate::tensor_core::{load_matrix_x4, mma_m16n8k16, pack_half2};
 use seq_macro::seq;
 
 pub use gemm_geometry::dequant::decode_shared_bytes as shared_bytes;
@@ -212,6 +211,7 @@ pub unsafe fn decode_gemm<
     const KIND: u32,
     const M_TILES: usize,
     const WGMMA: bool,
+    const BF16: bool,
 >(
     a: *const u16,
     weights: *const u8,
@@ -227,17 +227,17 @@ pub unsafe fn decode_gemm<
     // or multiples of the chunk).
     match shape.group {
         32 if chunk_k(BITS) > 32 => unsafe {
-            body::<BITS, KIND, 2, M_TILES, WGMMA>(
+            body::<BITS, KIND, 2, M_TILES, WGMMA, BF16>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
         },
         64 if chunk_k(BITS) > 64 => unsafe {
-            body::<BITS, KIND, 4, M_TILES, WGMMA>(
+            body::<BITS, KIND, 4, M_TILES, WGMMA, BF16>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
         },
         g if g >= chunk_k(BITS) => unsafe {
-            body::<BITS, KIND, 8, M_TILES, WGMMA>(
+            body::<BITS, KIND, 8, M_TILES, WGMMA, BF16>(
                 a, weights, scales, offsets, c, workspace, counters, shape, constants,
             )
         },
@@ -256,6 +256,7 @@ unsafe fn body<
     const GROUP_TILES: u32,
     const M_TILES: usize,
     const WGMMA: bool,
+    const BF16: bool,
 >(
     a: *const u16,
     weights: *const u8,
@@ -425,7 +426,6 @@ unsafe fn body<
     let column_in_block = warp * WARP_COLUMNS + lane / 4;
     let accumulator_column = warp * WARP_COLUMNS + 2 * (lane % 4);
     let mut acc = [[[0.0f32; 4]; N_TILES]; M_TILES];
-    let mut k = constants;
     let kt_count = chunk_k_tiles(BITS);
     let mut current = Cursor::at(first, &shape);
 
@@ -474,28 +474,24 @@ unsafe fn body<
         let group_constants = #[inline(always)]
         |kt: u32| {
             let slot = kt / GROUP_TILES;
-            let mut scale = [0u32; N_TILES];
+            let mut column = [constants; N_TILES];
             let mut scale32 = [[0.0f32; 2]; N_TILES];
-            let mut offset = [constants.offset; N_TILES];
-            let mut offset_high = [0u32; N_TILES];
             if KIND != HALF {
                 seq!(nt in 0..4 {
                     // B fragments hold column lane/4 of each n8 tile...
                     let at = (slot * BLOCK_COLUMNS + column_in_block + 8 * nt) * 2;
                     let s = unsafe { load_shared_u16(stage + s_offset + at) };
-                    scale[nt] = s | s << 16;
                     let o = unsafe { load_shared_u16(stage + o_offset + at) };
-                    offset[nt] = if has_offsets { o | o << 16 } else { constants.offset };
-                    offset_high[nt] = sub_f16x2(NINE_SIXTY, offset[nt]);
+                    column[nt] = column_constants::<BITS, KIND, BF16>(&constants, s, o, has_offsets);
                     // ...accumulators columns 2·(lane%4) and the next.
                     let at = (slot * BLOCK_COLUMNS + accumulator_column + 8 * nt) * 2;
                     let pair = unsafe { load_shared_u32(stage + s_offset + at) };
                     scale32[nt] = [half_to_f32(pair & 0xFFFF) * rebias, half_to_f32(pair >> 16) * rebias];
                 });
             }
-            (scale, scale32, offset, offset_high)
+            (column, scale32)
         };
-        let (mut scale, mut scale32, mut offset, mut offset_high) = group_constants(0);
+        let (mut column, mut scale32) = group_constants(0);
         // One group's products, before its scale.
         let mut group_sum = [[[0.0f32; 4]; N_TILES]; M_TILES];
         seq!(kt in 0..8 {
@@ -508,7 +504,7 @@ unsafe fn body<
                             }
                         });
                     }
-                    (scale, scale32, offset, offset_high) = group_constants(kt);
+                    (column, scale32) = group_constants(kt);
                 }
                 if WGMMA {
                     // The weights of this k-tile, scaled, as two wgmma A fragments (see the
@@ -518,13 +514,11 @@ unsafe fn body<
                     {
                         let mut b = [[0u32; 2]; N_TILES];
                         seq!(nt in 0..4 {
-                            k.scale = scale[nt];
-                            k.offset = offset[nt];
-                            k.offset_high = offset_high[nt];
+                            let k = &column[nt];
                             let pair = (kt * 4 + nt) * 2;
                             b[nt] = [
-                                decode_pair::<BITS, KIND, true>(&words, pair, &k),
-                                decode_pair::<BITS, KIND, true>(&words, pair + 1, &k),
+                                decode_pair::<BITS, KIND, true, BF16>(&words, pair, k),
+                                decode_pair::<BITS, KIND, true, BF16>(&words, pair + 1, k),
                             ];
                         });
                         let fragments = [
@@ -537,14 +531,14 @@ unsafe fn body<
                         if M_TILES == 4 {
                             let halves = wgmma_view::<M_TILES, 32>(&mut acc);
                             unsafe {
-                                wgmma_m64n64k16_f16_register_a(&mut halves[0], &fragments[0], activations);
-                                wgmma_m64n64k16_f16_register_a(&mut halves[1], &fragments[1], activations);
+                                wgmma_m64n64k16_register_a::<BF16>(&mut halves[0], &fragments[0], activations);
+                                wgmma_m64n64k16_register_a::<BF16>(&mut halves[1], &fragments[1], activations);
                             }
                         } else {
                             let halves = wgmma_view::<M_TILES, 64>(&mut acc);
                             unsafe {
-                                wgmma_m64n128k16_f16_register_a(&mut halves[0], &fragments[0], activations);
-                                wgmma_m64n128k16_f16_register_a(&mut halves[1], &fragments[1], activations);
+                                wgmma_m64n128k16_register_a::<BF16>(&mut halves[0], &fragments[0], activations);
+                                wgmma_m64n128k16_register_a::<BF16>(&mut halves[1], &fragments[1], activations);
                             }
                         }
                         warpgroup_commit();
@@ -565,28 +559,26 @@ unsafe fn body<
                     }
                 });
                 seq!(nt in 0..4 {
-                    k.scale = scale[nt];
-                    k.offset = offset[nt];
-                    k.offset_high = offset_high[nt];
+                    let k = &column[nt];
                     let pair = (kt * 4 + nt) * 2;
                     if post_scale {
                         let b = [
-                            decode_pair::<BITS, KIND, false>(&words, pair, &k),
-                            decode_pair::<BITS, KIND, false>(&words, pair + 1, &k),
+                            decode_pair::<BITS, KIND, false, BF16>(&words, pair, k),
+                            decode_pair::<BITS, KIND, false, BF16>(&words, pair + 1, k),
                         ];
                         seq!(mt in 0..4 {
                             if mt < M_TILES {
-                                mma_f16_m16n8k16(&mut group_sum[mt][nt], &a_frag[mt], &b);
+                                mma_m16n8k16::<BF16>(&mut group_sum[mt][nt], &a_frag[mt], &b);
                             }
                         });
                     } else {
                         let b = [
-                            decode_pair::<BITS, KIND, true>(&words, pair, &k),
-                            decode_pair::<BITS, KIND, true>(&words, pair + 1, &k),
+                            decode_pair::<BITS, KIND, true, BF16>(&words, pair, k),
+                            decode_pair::<BITS, KIND, true, BF16>(&words, pair + 1, k),
                         ];
                         seq!(mt in 0..4 {
                             if mt < M_TILES {
-                                mma_f16_m16n8k16(&mut acc[mt][nt], &a_frag[mt], &b);
+                                mma_m16n8k16::<BF16>(&mut acc[mt][nt], &a_frag[mt], &b);
                             }
                         });
                     }
@@ -626,7 +618,7 @@ unsafe fn body<
                 - owner(tile_start, blocks, units)
                 + 1;
             unsafe {
-                finish_tile::<M_TILES, WGMMA>(
+                finish_tile::<M_TILES, WGMMA, BF16>(
                     &acc,
                     c,
                     workspace,
@@ -672,7 +664,7 @@ fn add_group(
 /// # Safety
 /// As [`finish_tile`].
 #[inline(always)]
-unsafe fn store_transposed<const HALF: usize>(
+unsafe fn store_transposed<const HALF: usize, const BF16: bool>(
     halves: &[[f32; HALF]; 2],
     place: (u32, u32),
     out: (*mut u16, *mut f32, u32, u32, u32, u32),
@@ -689,7 +681,7 @@ unsafe fn store_transposed<const HALF: usize>(
                 if row < m {
                     if shared_by == 1 {
                         if col < n {
-                            unsafe { *c.add(row as usize * n as usize + col as usize) = pack_f16x2(value, 0.0) as u16 };
+                            unsafe { *c.add(row as usize * n as usize + col as usize) = pack_half2::<BF16>(value, 0.0) as u16 };
                         }
                     } else {
                         let at = workspace.wrapping_add(row as usize * n_pad as usize + col as usize);
@@ -712,7 +704,7 @@ unsafe fn store_transposed<const HALF: usize>(
 /// blocks that add into it.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
+unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool, const BF16: bool>(
     acc: &[[[f32; 4]; N_TILES]; M_TILES],
     c: *mut u16,
     workspace: *mut f32,
@@ -743,9 +735,9 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
         let out = (c, workspace, m, n, n_pad, shared_by);
         unsafe {
             if M_TILES == 4 {
-                store_transposed::<32>(wgmma_view::<M_TILES, 32>(&mut acc), place, out);
+                store_transposed::<32, BF16>(wgmma_view::<M_TILES, 32>(&mut acc), place, out);
             } else {
-                store_transposed::<64>(wgmma_view::<M_TILES, 64>(&mut acc), place, out);
+                store_transposed::<64, BF16>(wgmma_view::<M_TILES, 64>(&mut acc), place, out);
             }
         }
     } else {
@@ -757,8 +749,8 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
                     let col = col0 + 8 * nt;
                     if shared_by == 1 {
                         unsafe {
-                            store_f16x2_or_partial(c, m, n, row, col, pack_f16x2(acc[nt][0], acc[nt][1]));
-                            store_f16x2_or_partial(c, m, n, row + 8, col, pack_f16x2(acc[nt][2], acc[nt][3]));
+                            store_f16x2_or_partial(c, m, n, row, col, pack_half2::<BF16>(acc[nt][0], acc[nt][1]));
+                            store_f16x2_or_partial(c, m, n, row + 8, col, pack_half2::<BF16>(acc[nt][2], acc[nt][3]));
                         }
                     } else {
                         seq!(half in 0..2 {
@@ -801,7 +793,8 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool>(
             let sum = unsafe { take_f32(at) };
             if col < n {
                 unsafe {
-                    *c.add(r as usize * n as usize + col as usize) = pack_f16x2(sum, 0.0) as u16
+                    *c.add(r as usize * n as usize + col as usize) =
+                        pack_half2::<BF16>(sum, 0.0) as u16
                 };
             }
         }
@@ -858,17 +851,28 @@ unsafe fn arrive(counter: *mut u32) -> u32 {
     old
 }
 
-/// One kernel entry per (bits, decoder, m16 tiles per block): `dequant_decode_<name>` (one
-/// tile, two blocks per SM) and `dequant_batched_<name>` (`BATCHED_M_TILES`, one block per SM).
+/// One kernel entry per (bits, decoder, m16 tiles per block, activation type):
+/// `dequant_decode_<name>` (one tile, two blocks per SM), `dequant_batched_<name>`
+/// (`BATCHED_M_TILES`, one block per SM) and their Hopper forms; `bf16` in the name: bf16
+/// activations and output.
 macro_rules! decode_entry {
     ($name:ident, $bits:expr, $kind:expr) => {
-        decode_entry!($name, $bits, $kind, 1, MIN_BLOCKS_PER_SM, false);
+        decode_entry!($name, $bits, $kind, 1, MIN_BLOCKS_PER_SM, false, false);
+    };
+    (bf16 $name:ident, $bits:expr, $kind:expr) => {
+        decode_entry!($name, $bits, $kind, 1, MIN_BLOCKS_PER_SM, false, true);
     };
     (batched $name:ident, $bits:expr, $kind:expr) => {
-        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, false);
+        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, false, false);
+    };
+    (batched_bf16 $name:ident, $bits:expr, $kind:expr) => {
+        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, false, true);
     };
     (batched_wgmma $name:ident, $bits:expr, $kind:expr) => {
-        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, true);
+        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, true, false);
+    };
+    (batched_wgmma_bf16 $name:ident, $bits:expr, $kind:expr) => {
+        decode_entry!($name, $bits, $kind, BATCHED, BATCHED_BLOCKS, true, true);
     };
     (wide_wgmma $name:ident, $bits:expr, $kind:expr) => {
         decode_entry!(
@@ -877,14 +881,23 @@ macro_rules! decode_entry {
             $kind,
             gemm_geometry::dequant::WIDE_BATCHED_M_TILES,
             BATCHED_BLOCKS,
-            true
+            true,
+            false
         );
     };
-    ($name:ident, $bits:expr, $kind:expr, $m_tiles:expr, $blocks_per_sm:expr, $wgmma:expr) => {
+    (
+        $name:ident,
+        $bits:expr,
+        $kind:expr,
+        $m_tiles:expr,
+        $blocks_per_sm:expr,
+        $wgmma:expr,
+        $bf16:expr
+    ) => {
         crate::launch_bounds!($name, gemm_geometry::dequant::THREADS, $blocks_per_sm);
-        /// Decode dequant-GEMM entry (see the module docs). Arguments: A (`m × k_pad` fp16),
-        /// pre-packed weights, scales and offsets (`groups × n_pad` fp16; offsets may be null),
-        /// C (`m × n` fp16), fp32 workspace (`m × n_pad`, zero) and one counter per output tile
+        /// Decode dequant-GEMM entry (see the module docs). Arguments: A (`m × k_pad` fp16, or
+        /// bf16 for a `bf16` entry), pre-packed weights, scales and offsets (`groups × n_pad`
+        /// fp16; offsets may be null), C (`m × n`, A's type), fp32 workspace (`m × n_pad`, zero) and one counter per output tile
         /// (zero) for tiles shared by several blocks, then m, n, column blocks, k chunks,
         /// group, and the format's constants.
         ///
@@ -930,7 +943,7 @@ macro_rules! decode_entry {
                 rebias,
             };
             unsafe {
-                decode_gemm::<{ $bits }, { $kind }, { $m_tiles as usize }, { $wgmma }>(
+                decode_gemm::<{ $bits }, { $kind }, { $m_tiles as usize }, { $wgmma }, { $bf16 }>(
                     a, weights, scales, offsets, c, workspace, counters, shape, constants,
                 )
             }
@@ -958,6 +971,27 @@ decode_entry!(dequant_decode_wide_float7, 7, WIDE_FLOAT);
 decode_entry!(dequant_decode_wide_float8, 8, WIDE_FLOAT);
 decode_entry!(dequant_decode_half, 16, HALF);
 
+// bf16 activations and output.
+decode_entry!(bf16 dequant_decode_bf16_int1, 1, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int2, 2, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int3, 3, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int4, 4, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int5, 5, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int6, 6, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int7, 7, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_int8, 8, INTEGER);
+decode_entry!(bf16 dequant_decode_bf16_float2, 2, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_float3, 3, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_float4, 4, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_float5, 5, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_float6, 6, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_float7, 7, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_float8, 8, FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_wide_float6, 6, WIDE_FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_wide_float7, 7, WIDE_FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_wide_float8, 8, WIDE_FLOAT);
+decode_entry!(bf16 dequant_decode_bf16_half, 16, HALF);
+
 decode_entry!(batched dequant_batched_int1, 1, INTEGER);
 decode_entry!(batched dequant_batched_int2, 2, INTEGER);
 decode_entry!(batched dequant_batched_int3, 3, INTEGER);
@@ -977,6 +1011,33 @@ decode_entry!(batched dequant_batched_wide_float6, 6, WIDE_FLOAT);
 decode_entry!(batched dequant_batched_wide_float7, 7, WIDE_FLOAT);
 decode_entry!(batched dequant_batched_wide_float8, 8, WIDE_FLOAT);
 decode_entry!(batched dequant_batched_half, 16, HALF);
+decode_entry!(batched_bf16 dequant_batched_bf16_half, 16, HALF);
+
+/// The batched `mma.sync` form with bf16 activations, in the portable module only: on Hopper
+/// every format but fp16 weights takes the `wgmma` form (each entry is large, and the module's
+/// JIT time grows with every one).
+#[cfg(not(target_feature = "sm_90a"))]
+mod portable_bf16 {
+    use super::*;
+    decode_entry!(batched_bf16 dequant_batched_bf16_int1, 1, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int2, 2, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int3, 3, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int4, 4, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int5, 5, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int6, 6, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int7, 7, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_int8, 8, INTEGER);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float2, 2, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float3, 3, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float4, 4, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float5, 5, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float6, 6, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float7, 7, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_float8, 8, FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_wide_float6, 6, WIDE_FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_wide_float7, 7, WIDE_FLOAT);
+    decode_entry!(batched_bf16 dequant_batched_bf16_wide_float8, 8, WIDE_FLOAT);
+}
 
 /// The batched kernel in its Hopper form, for every format but fp16 (whose 32-row chunks do not
 /// fill the two 64-wide swizzle panels).
@@ -1001,6 +1062,25 @@ mod hopper {
     decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float6, 6, WIDE_FLOAT);
     decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float7, 7, WIDE_FLOAT);
     decode_entry!(batched_wgmma dequant_batched_wgmma_wide_float8, 8, WIDE_FLOAT);
+    // bf16 activations (no wide form: each entry is large).
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int1, 1, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int2, 2, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int3, 3, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int4, 4, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int5, 5, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int6, 6, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int7, 7, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_int8, 8, INTEGER);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float2, 2, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float3, 3, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float4, 4, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float5, 5, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float6, 6, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float7, 7, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_float8, 8, FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_wide_float6, 6, WIDE_FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_wide_float7, 7, WIDE_FLOAT);
+    decode_entry!(batched_wgmma_bf16 dequant_batched_wgmma_bf16_wide_float8, 8, WIDE_FLOAT);
     // The wide form (128-row tiles, N = 128) for m > 64, for the integer formats only: each
     // entry is large, and the module's JIT time grows with every one.
     decode_entry!(wide_wgmma dequant_batched128_int1, 1, INTEGER);

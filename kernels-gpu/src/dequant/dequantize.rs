@@ -17,8 +17,8 @@
 //! memory.
 
 use super::packed::{
-    BLOCK_COLUMNS, FLOAT, HALF, INTEGER, NINE_SIXTY, PairConstants, WARP_COLUMNS, WIDE_FLOAT,
-    chunk_k, chunk_k_tiles, decode_pair, loads, sub_f16x2,
+    BLOCK_COLUMNS, FLOAT, HALF, INTEGER, PairConstants, WARP_COLUMNS, WIDE_FLOAT, chunk_k,
+    chunk_k_tiles, column_constants, decode_pair, loads,
 };
 use crate::device::{
     block_x, block_y, dynamic_shared_bytes, grid_dim_x, grid_dim_y, load_shared_16, shared_address,
@@ -30,16 +30,17 @@ use seq_macro::seq;
 use gemm_geometry::dequant::EXPAND_ROW_BYTES as ROW_BYTES;
 pub use gemm_geometry::dequant::expand_shared_bytes as shared_bytes;
 
-/// Expands the block's chunk of pre-packed weights into `w` (`k × n` fp16, row-major).
+/// Expands the block's chunk of pre-packed weights into `w` (`k × n` fp16, row-major; bf16 with
+/// `BF16`, as [`super::packed::decode_pair_bf16`] scales them: `bf16(value · bf16(scale))`).
 ///
 /// # Safety
 /// `weights`, `scales`, `offsets` (null or valid) must be pre-packed for this `BITS`/`KIND` as the
 /// module documentation says, covering `k × n` with groups of `group` rows; `w` must point to `k ×
-/// n` writable fp16 elements; all threads of the block call it (it may contain barriers), with the
+/// n` writable 16-bit elements; all threads of the block call it (it may contain barriers), with the
 /// module's launch geometry.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
+pub unsafe fn dequantize<const BITS: u32, const KIND: u32, const BF16: bool>(
     weights: *const u8,
     scales: *const u16,
     offsets: *const u16,
@@ -77,7 +78,6 @@ pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
     let column = col_block * BLOCK_COLUMNS + warp * WARP_COLUMNS + lane / 4;
     let local_column = warp * WARP_COLUMNS + lane / 4;
     let tile = shared_address(shared_f32());
-    let mut kc = constants;
     // k-tile kt is in group first_group + (kt >> shift): groups smaller than a chunk divide it.
     let first_group = chunk * ck / group;
     let shift = if group >= ck {
@@ -93,15 +93,15 @@ pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
             let g = first_group + (kt >> shift);
             seq!(nt in 0..4 {
                 let at = g as usize * n_pad as usize + (column + 8 * nt) as usize;
-                if KIND != HALF {
+                let kc = if KIND != HALF {
                     let s = unsafe { *scales.add(at) } as u32;
-                    kc.scale = s | s << 16;
                     let o = unsafe { *offsets.add(at) } as u32;
-                    kc.offset = if has_offsets { o | o << 16 } else { constants.offset };
-                    kc.offset_high = sub_f16x2(NINE_SIXTY, kc.offset);
-                }
+                    column_constants::<BITS, KIND, BF16>(&constants, s, o, has_offsets)
+                } else {
+                    constants
+                };
                 seq!(r in 0..2 {
-                    let pair = decode_pair::<BITS, KIND, true>(&words, (kt * 4 + nt) * 2 + r, &kc);
+                    let pair = decode_pair::<BITS, KIND, true, BF16>(&words, (kt * 4 + nt) * 2 + r, &kc);
                     let row = 16 * kt + 2 * (lane % 4) + 8 * r;
                     let at = tile + row * ROW_BYTES + (local_column + 8 * nt) * 2;
                     unsafe {
@@ -140,22 +140,29 @@ pub unsafe fn dequantize<const BITS: u32, const KIND: u32>(
     }
 }
 
-/// One kernel entry per (bits, decoder): `dequant_expand_<name>`.
+/// One kernel entry per (bits, decoder, output type): `dequant_expand_<name>`, fp16 or (`bf16`
+/// in the name) bf16.
 macro_rules! expand_entry {
     ($name:ident, $bits:expr, $kind:expr) => {
+        expand_entry!($name, $bits, $kind, false);
+    };
+    (bf16 $name:ident, $bits:expr, $kind:expr) => {
+        expand_entry!($name, $bits, $kind, true);
+    };
+    ($name:ident, $bits:expr, $kind:expr, $bf16:expr) => {
         crate::launch_bounds!(
             $name,
             gemm_geometry::dequant::THREADS,
             gemm_geometry::dequant::MIN_BLOCKS_PER_SM
         );
         /// Dequantize entry (see the module docs). Arguments: pre-packed weights, scales and
-        /// offsets (`groups × n_pad` fp16; offsets may be null), W (`k × n` fp16), k, n, group,
+        /// offsets (`groups × n_pad` fp16; offsets may be null), W (`k × n` fp16, or bf16), k, n, group,
         /// and the format's constants.
         ///
         /// # Safety
         /// `weights`, `scales` and `offsets` (null or valid) must be device memory pre-packed for
         /// this entry's format, covering `k × n` with groups of `group` rows; `w` must point to `k
-        /// × n` writable fp16 elements; launch as the module documentation says.
+        /// × n` writable 16-bit elements; launch as the module documentation says.
         #[allow(clippy::too_many_arguments)]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(
@@ -180,7 +187,7 @@ macro_rules! expand_entry {
                 rebias,
             };
             unsafe {
-                dequantize::<{ $bits }, { $kind }>(
+                dequantize::<{ $bits }, { $kind }, { $bf16 }>(
                     weights, scales, offsets, w, k, n, group, constants,
                 )
             }
@@ -207,3 +214,24 @@ expand_entry!(dequant_expand_wide_float6, 6, WIDE_FLOAT);
 expand_entry!(dequant_expand_wide_float7, 7, WIDE_FLOAT);
 expand_entry!(dequant_expand_wide_float8, 8, WIDE_FLOAT);
 expand_entry!(dequant_expand_half, 16, HALF);
+
+// bf16 output (for bf16 activations).
+expand_entry!(bf16 dequant_expand_bf16_int1, 1, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int2, 2, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int3, 3, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int4, 4, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int5, 5, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int6, 6, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int7, 7, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_int8, 8, INTEGER);
+expand_entry!(bf16 dequant_expand_bf16_float2, 2, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_float3, 3, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_float4, 4, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_float5, 5, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_float6, 6, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_float7, 7, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_float8, 8, FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_wide_float6, 6, WIDE_FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_wide_float7, 7, WIDE_FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_wide_float8, 8, WIDE_FLOAT);
+expand_entry!(bf16 dequant_expand_bf16_half, 16, HALF);

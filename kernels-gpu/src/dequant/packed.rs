@@ -114,9 +114,10 @@ pub const fn in_place(bits: u32) -> bool {
 }
 
 /// Pair `pair` of a single-plane lane chunk (`in_place(BITS)`), with the codes at bit 0 or at
-/// bit 4 of each half (the second element says which), OR-ed with `MAGIC_1024`.
+/// bit 4 of each half (the second element says which), OR-ed with `base` (`MAGIC_1024`, or
+/// `MAGIC_128_BF16` for codes of at most 2 bits).
 #[inline(always)]
-pub fn pair_in_place<const BITS: u32>(words: &[u32; 32], pair: u32) -> (u32, bool) {
+pub fn pair_in_place<const BITS: u32>(words: &[u32; 32], pair: u32, base: u32) -> (u32, bool) {
     let per_word = 16 / BITS;
     let word = words[(pair / per_word) as usize];
     let at = BITS * (pair % per_word);
@@ -124,7 +125,7 @@ pub fn pair_in_place<const BITS: u32>(words: &[u32; 32], pair: u32) -> (u32, boo
     let place = if high { 4 } else { 0 };
     let mask = ((1u32 << BITS) - 1) << place;
     (
-        merge_masked(MAGIC_1024, word >> (at - place), mask | mask << 16),
+        merge_masked(base, word >> (at - place), mask | mask << 16),
         high,
     )
 }
@@ -203,7 +204,9 @@ pub struct PairConstants {
     pub rebias: u32,
 }
 
-/// Pair `pair` of a lane's chunk converted to two fp16 weights (B-fragment register).
+/// Pair `pair` of a lane's chunk converted to two fp16 weights (B-fragment register), or two
+/// bf16 weights with `BF16` (for bf16 activations, [`decode_pair_bf16`]; `k` then comes from
+/// [`column_constants`] with `BF16`).
 ///
 /// `SCALED`: the weights times their scale, `fp16(value · scale)` (what the expansion for
 /// prefill writes). Unscaled, integers and small floats through fp16 come out exact: `code −
@@ -211,14 +214,17 @@ pub struct PairConstants {
 /// by the scale (times `2^(15 − bias)`) instead, one `fma` per 8 accumulators rather than one
 /// `mul.f16x2` per pair, and without rounding any weight.
 #[inline(always)]
-pub fn decode_pair<const BITS: u32, const KIND: u32, const SCALED: bool>(
+pub fn decode_pair<const BITS: u32, const KIND: u32, const SCALED: bool, const BF16: bool>(
     words: &[u32; 32],
     pair: u32,
     k: &PairConstants,
 ) -> u32 {
+    if BF16 {
+        return decode_pair_bf16::<BITS, KIND, SCALED>(words, pair, k);
+    }
     match KIND {
         INTEGER if in_place(BITS) => {
-            let (x, high) = pair_in_place::<BITS>(words, pair);
+            let (x, high) = pair_in_place::<BITS>(words, pair, MAGIC_1024);
             let value = if high {
                 fma_f16x2(x, SIXTEENTH, k.offset_high)
             } else {
@@ -265,5 +271,180 @@ pub fn decode_pair<const BITS: u32, const KIND: u32, const SCALED: bool>(
             f32x2_to_f16x2(value(h & 0xFFFF), value(h >> 16))
         }
         _ => pair_codes::<BITS>(words, pair, 0),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// bf16: the same weights for bf16 activations.
+
+/// `bf16(128 + code)` is `0x4300 | code` for codes of up to 7 bits (bf16 has 7 mantissa bits:
+/// the integers 128 … 255 are one binade with a step of 1), twice.
+pub const MAGIC_128_BF16: u32 = 0x4300_4300;
+/// `f32(2^23 + code)` is `0x4B00_0000 | code`: the 8-bit codes, which do not fit bf16's binade.
+const MAGIC_2_23: u32 = 0x4B00_0000;
+/// `1.0` as bf16, twice.
+const ONE_BF16: u32 = 0x3F80_3F80;
+/// `−0.0` as bf16, twice: the addend of a multiplication done as `fma` (`x · s + (−0) = x · s`
+/// for every x, signed zeros included).
+const NEGATIVE_ZERO_BF16: u32 = 0x8000_8000;
+/// `1/16` as bf16, twice.
+const SIXTEENTH_BF16: u32 = 0x3D80_3D80;
+/// `120` as bf16, twice: `120 − (128 + zero) = −(8 + zero)`.
+const ONE_TWENTY_BF16: u32 = 0x42F0_42F0;
+/// `2^112` as bf16, twice: a small float placed in bf16's fields is `value · 2^(bias − 127)`;
+/// times this it is `value · 2^(bias − 15)`, what fp16's placement gives.
+const TWO_112_BF16: u32 = 0x7780_7780;
+
+/// `a · b + c` on two bf16 values per register, rounded once (`fma.rn.bf16x2`: sm_80 and newer,
+/// which have no bf16 `add`, `sub` or `mul`).
+#[inline(always)]
+pub fn fma_bf16x2(a: u32, b: u32, c: u32) -> u32 {
+    let out: u32;
+    unsafe {
+        asm!("fma.rn.bf16x2 {o}, {a}, {b}, {c};", o = out(reg32) out, a = in(reg32) a,
+            b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
+    };
+    out
+}
+
+/// Two f32 values rounded to bf16 and packed, `low` in bits 0–15.
+#[inline(always)]
+fn f32x2_to_bf16x2(low: f32, high: f32) -> u32 {
+    crate::tensor_core::pack_bf16x2(low, high)
+}
+
+/// The pair constants of one column of one group: `s`, the group's fp16 scale, and `o`, its
+/// fp16 offset `1024 + zero point` (used when `has_offsets`; else the format's `base.offset`),
+/// both as raw bits, in the form [`decode_pair`] takes for fp16 or (`BF16`) bf16 weights.
+///
+/// For bf16, which [`decode_pair_bf16`] documents: `scale` is `bf16(s)` twice; integers of up to
+/// 7 bits take `offset = −(128 + zero)` and (in place) `offset_high = −(8 + zero)` as bf16,
+/// 8-bit integers `offset` = the f32 bits of `2^23 + zero`; small floats through bf16 take
+/// `rebias = 2^(127 − bias)` as bf16, twice (from `base.rebias`, fp16's `2^(15 − bias)`).
+#[inline(always)]
+pub fn column_constants<const BITS: u32, const KIND: u32, const BF16: bool>(
+    base: &PairConstants,
+    s: u32,
+    o: u32,
+    has_offsets: bool,
+) -> PairConstants {
+    let offset = if has_offsets {
+        o | o << 16
+    } else {
+        base.offset
+    };
+    let mut k = *base;
+    if !BF16 {
+        k.scale = s | s << 16;
+        k.offset = offset;
+        k.offset_high = sub_f16x2(NINE_SIXTY, offset);
+        return k;
+    }
+    let scale = half_to_f32(s);
+    k.scale = f32x2_to_bf16x2(scale, scale);
+    match KIND {
+        INTEGER if BITS == 8 => {
+            // fp16 `1024 + zero` is 0x6400 + zero (a step of 1 from 1024 to 2048).
+            k.offset = MAGIC_2_23 + ((offset & 0xFFFF) - 0x6400);
+        }
+        INTEGER => {
+            // bf16 `128 + zero` is 0x4300 + zero: 0x2100 below fp16's `1024 + zero` (zero <
+            // 128), in both halves; then negated.
+            k.offset = (offset - 0x2100_2100) | NEGATIVE_ZERO_BF16;
+            k.offset_high = fma_bf16x2(k.offset, ONE_BF16, ONE_TWENTY_BF16);
+        }
+        FLOAT => {
+            let rebias = half_to_f32(base.rebias & 0xFFFF) * f32::from_bits(0x7780_0000);
+            k.rebias = f32x2_to_bf16x2(rebias, rebias);
+        }
+        _ => {}
+    }
+    k
+}
+
+/// [`decode_pair`] for bf16 activations: pair `pair` of a lane's chunk as two bf16 weights.
+/// Unscaled, the values are exactly fp16's (`code − zero`, `value · 2^(bias − 15)`: both fit
+/// bf16's 8 significant bits), so the decode kernel's per-group scaling is the same. Scaled,
+/// the weights are `bf16(value · bf16(scale))`: the group's scale rounded to bf16 once per
+/// column, then one rounding per weight. fp16 weights (`HALF`) are rounded to bf16.
+///
+/// What each decoder costs beyond fp16's:
+/// * integers of up to 7 bits: nothing. `0x4300 | code` is `128 + code`, and one `fma` with
+///   `−(128 + zero)` gives `code − zero` (of 1 and 2 bits in place: `0x4300 | code << 4` is
+///   `128 + 16·code`, times `1/16` plus `−(8 + zero)`); 4-bit codes do not fit in place (the
+///   code would reach bf16's exponent), so they are shifted down like the others;
+/// * 8-bit integers: `2^23 + code` in f32, one `sub.f32` each, and the top halves of both
+///   (exact: `code − zero` has at most 8 significant bits);
+/// * small floats through bf16: sign, exponent and mantissa placed in bf16's fields as fp16's
+///   are, then one `fma` by `2^112`;
+/// * small floats through f32: the same, rounded to bf16 instead of fp16;
+/// * fp16 weights: two `cvt.f32.f16` and one `cvt.rn.bf16x2.f32`.
+#[inline(always)]
+pub fn decode_pair_bf16<const BITS: u32, const KIND: u32, const SCALED: bool>(
+    words: &[u32; 32],
+    pair: u32,
+    k: &PairConstants,
+) -> u32 {
+    let scaled = |value: u32| {
+        if SCALED {
+            fma_bf16x2(value, k.scale, NEGATIVE_ZERO_BF16)
+        } else {
+            value
+        }
+    };
+    match KIND {
+        INTEGER if BITS <= 2 => {
+            let (x, high) = pair_in_place::<BITS>(words, pair, MAGIC_128_BF16);
+            scaled(if high {
+                fma_bf16x2(x, SIXTEENTH_BF16, k.offset_high)
+            } else {
+                fma_bf16x2(x, ONE_BF16, k.offset)
+            })
+        }
+        INTEGER if BITS == 8 => {
+            let h = pair_codes::<BITS>(words, pair, 0);
+            let offset = f32::from_bits(k.offset);
+            let low = f32::from_bits(MAGIC_2_23 | (h & 0xFF)) - offset;
+            let high = f32::from_bits(MAGIC_2_23 | (h >> 16)) - offset;
+            scaled((low.to_bits() >> 16) | (high.to_bits() & 0xFFFF_0000))
+        }
+        INTEGER => {
+            let x = pair_codes::<BITS>(words, pair, MAGIC_128_BF16);
+            scaled(fma_bf16x2(x, ONE_BF16, k.offset))
+        }
+        FLOAT => {
+            // Sign to bit 15, exponent and mantissa to bf16's fields (low bits of each).
+            let h = pair_codes::<BITS>(words, pair, 0);
+            let (e, m) = (k.exponent, k.mantissa);
+            let magnitude_mask = ((1u32 << (e + m)) - 1) << (7 - m);
+            let magnitude = (h << (7 - m)) & (magnitude_mask | magnitude_mask << 16);
+            let placed = merge_masked(magnitude, h << (15 - e - m), 0x8000_8000);
+            if SCALED {
+                fma_bf16x2(
+                    fma_bf16x2(placed, k.rebias, NEGATIVE_ZERO_BF16),
+                    k.scale,
+                    NEGATIVE_ZERO_BF16,
+                )
+            } else {
+                fma_bf16x2(placed, TWO_112_BF16, NEGATIVE_ZERO_BF16)
+            }
+        }
+        WIDE_FLOAT => {
+            let h = pair_codes::<BITS>(words, pair, 0);
+            let (e, m) = (k.exponent, k.mantissa);
+            let rebias = f32::from_bits(k.rebias);
+            // The bf16 scale's bits are the top half of its f32.
+            let scale = f32::from_bits(k.scale << 16);
+            let value = |code: u32| {
+                let magnitude = (code & ((1 << (e + m)) - 1)) << (23 - m);
+                let sign = (code >> (e + m) & 1) << 31;
+                f32::from_bits(magnitude | sign) * rebias * scale
+            };
+            f32x2_to_bf16x2(value(h & 0xFFFF), value(h >> 16))
+        }
+        _ => {
+            let h = pair_codes::<BITS>(words, pair, 0);
+            f32x2_to_bf16x2(half_to_f32(h & 0xFFFF), half_to_f32(h >> 16))
+        }
     }
 }
