@@ -481,6 +481,128 @@ mod tests {
         }
     }
 
+    /// The device's bf16 conversion of one code (`column_constants` and `decode_pair_bf16` in
+    /// `kernels-gpu/src/dequant/packed.rs`), step for step on the CPU: the bf16 and f32 magic
+    /// numbers, the placement in bf16's fields, the bf16 `fma`s (their operands' products are
+    /// exact in f64, then rounded once). Returns the unscaled and the scaled weight's bits.
+    fn emulate_bf16(p: &Prepacked, code: u32, scale: u16, offset: u16) -> (u32, u32) {
+        use half::bf16;
+        let [off, exponent, mantissa, rebias] = p.constants();
+        let offset = if p.offsets.is_some() {
+            offset as u32
+        } else {
+            off & 0xFFFF
+        };
+        let b = |bits: u32| bf16::from_bits(bits as u16).to_f64();
+        let round = |x: f64| bf16::from_f64(x).to_bits() as u32;
+        let fma = |x: u32, y: u32, z: u32| round(b(x) * b(y) + b(z));
+        let (one, negative_zero) = (0x3F80, 0x8000);
+        let bf16_scale = round(f16::from_bits(scale).to_f64());
+        match Decoder::of(p.format) {
+            Decoder::Integer => {
+                let unscaled = if p.format.bits() == 8 {
+                    let offset = f32::from_bits(0x4B00_0000 + (offset - 0x6400));
+                    (f32::from_bits(0x4B00_0000 | code) - offset).to_bits() >> 16
+                } else {
+                    let negative_offset = (offset - 0x2100) | 0x8000;
+                    let value = fma(0x4300 | code, one, negative_offset);
+                    if p.format.bits() <= 2 {
+                        // In place: 0x4300 | code << 4 is 128 + 16·code.
+                        let offset_high = fma(negative_offset, one, 0x42F0);
+                        let in_place = fma(0x4300 | code << 4, 0x3D80, offset_high);
+                        assert_eq!(in_place, value, "in-place value of code {code}");
+                    }
+                    value
+                };
+                (unscaled, fma(unscaled, bf16_scale, negative_zero))
+            }
+            Decoder::Float => {
+                let (e, m) = (exponent, mantissa);
+                let magnitude = (code << (7 - m)) & (((1 << (e + m)) - 1) << (7 - m));
+                let placed = magnitude | ((code << (15 - e - m)) & 0x8000);
+                let rebias = round(f16::from_bits(rebias as u16).to_f64() * 2f64.powi(112));
+                let rebiased = fma(placed, rebias, negative_zero);
+                (
+                    fma(placed, 0x7780, negative_zero),
+                    fma(rebiased, bf16_scale, negative_zero),
+                )
+            }
+            Decoder::WideFloat => {
+                let (e, m) = (exponent, mantissa);
+                let magnitude = (code & ((1 << (e + m)) - 1)) << (23 - m);
+                let sign = (code >> (e + m) & 1) << 31;
+                let value = f32::from_bits(magnitude | sign)
+                    * f32::from_bits(rebias)
+                    * f32::from_bits(bf16_scale << 16);
+                let rounded = bf16::from_f32(value).to_bits() as u32;
+                (rounded, rounded)
+            }
+            Decoder::Half => {
+                let rounded = round(f16::from_bits(code as u16).to_f64());
+                (rounded, rounded)
+            }
+        }
+    }
+
+    #[test]
+    fn the_bf16_conversion_gives_fp16s_exact_weights_and_rounds_scaled_ones_once() {
+        use half::bf16;
+        for &format in &all_formats() {
+            let bits = format.bits().min(8);
+            let codes: Vec<u32> = if format == WeightFormat::F16 {
+                (0..=0xFFFFu32)
+                    .filter(|&c| !f16::from_bits(c as u16).is_nan())
+                    .collect()
+            } else {
+                (0..1u32 << bits).collect()
+            };
+            let zeros = matches!(format, WeightFormat::Unsigned(_));
+            let (k, n) = (chunk_k(format.bits()), 256);
+            for scale in [0.0137f32, 1.0, 3.5e-4, 117.0].map(crate::quant::format::fp16_scale) {
+                let bf16_scale = bf16::from_f32(scale.to_f32()).to_f64();
+                for zero in if zeros { vec![0, 3, (1 << bits) - 1] } else { vec![0] } {
+                    let zero_list = vec![zero; n];
+                    let p = Prepacked::from_codes(
+                        format,
+                        k,
+                        k,
+                        n,
+                        &vec![scale; n],
+                        zeros.then_some(&zero_list[..]),
+                        |_, _| 0,
+                    )
+                    .unwrap();
+                    let offset = f16::from_f32(1024.0 + zero as f32).to_bits();
+                    for &code in &codes {
+                        let (unscaled, scaled) =
+                            emulate_bf16(&p, stored(format, code), scale.to_bits(), offset);
+                        let value = format.decode(code) as f64 - zero as f64;
+                        let (unscaled, scaled) = (
+                            bf16::from_bits(unscaled as u16).to_f64(),
+                            bf16::from_bits(scaled as u16).to_f64(),
+                        );
+                        let expected_scaled = match Decoder::of(format) {
+                            Decoder::Half => bf16::from_f64(value).to_f64(),
+                            _ => bf16::from_f64(value * bf16_scale).to_f64(),
+                        };
+                        let context = format!("{format} code {code:#x} scale {scale} zero {zero}");
+                        assert_eq!(scaled, expected_scaled, "{context}: scaled");
+                        // Unscaled, integers and floats through bf16 equal fp16's exact weights.
+                        let expected_unscaled = match (Decoder::of(format), format) {
+                            (Decoder::Integer, _) => value,
+                            (Decoder::Float, WeightFormat::Float { exponent, .. }) => {
+                                let bias = (1i32 << (exponent - 1)) - 1;
+                                value * 2f64.powi(bias - 15)
+                            }
+                            _ => expected_scaled,
+                        };
+                        assert_eq!(unscaled, expected_unscaled, "{context}: unscaled");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn planes_cover_every_bit_once() {
         for bits in (1..=8).chain([16]) {

@@ -62,11 +62,24 @@
 //! weights from registers runs well below the tensor cores' rate (about 90 cycles per
 //! instruction where 32 is the peak), and the 64-row tiles cost the same at m = 17.
 //!
+//! ## bf16 activations: the same kernels with `BF16`
+//!
+//! **Idea.** bf16 activations need bf16 weights (the tensor cores multiply two operands of one
+//! type), and converting fp16 weights to bf16 would cost three conversions per pair, more than
+//! decoding them. So each decoder builds bf16 directly ([`super::packed::decode_pair_bf16`]):
+//! integers of up to 7 bits with bf16's own magic number (`0x4300 | code` is `128 + code`,
+//! then one `fma.rn.bf16x2`, the same count as fp16), 8-bit integers through f32, small floats
+//! placed in bf16's fields. Unscaled the weights equal fp16's exactly, so the decode kernel's
+//! per-group fp32 scaling is unchanged; scaled (batched, prefill) they are `bf16(value ·
+//! bf16(scale))`. The entries are `dequant_{decode,batched,batched_wgmma,expand}_bf16_*`;
+//! the `mma.sync` batched form is in the portable module only (Hopper runs the `wgmma` form),
+//! and the 128-row wide form has no bf16 entries.
+//!
 //! Launch: 256 threads (8 warps × 32 columns), a 1-D grid of any size up to the number of
 //! units (the host launches as many as fit at a time: two blocks per SM for decode, one for
 //! batched), [`shared_bytes`]`(bits, m_tiles)` of dynamic shared memory
-//! (`batched_wgmma_shared_bytes(bits)` for the Hopper form). A is `m × k_pad` fp16 (zeros past
-//! k).
+//! (`batched_wgmma_shared_bytes(bits)` for the Hopper form). A is `m × k_pad` fp16 or bf16
+//! (zeros past k).
 
 use super::packed::{
     BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, PairConstants, WARP_COLUMNS, WARPS, WIDE_FLOAT,
