@@ -1,8 +1,8 @@
 //! Launching the fast dequant kernels: decode (m ≤ [`DECODE_MAX_M`], `kernels-gpu/src/dequant/
 //! decode.rs` with one m16 tile per block), batched decode (the same kernel with
 //! [`dequant::BATCHED_M_TILES`] m16 tiles per block, up to [`BATCHED_MAX_M`]) and prefill (expand
-//! to fp16, `dequantize.rs`, then the ladder's v18 tensor-core GEMM, or v15 where k or n is not a
-//! multiple of 8).
+//! to the activations' type, `dequantize.rs`, then a tensor-core GEMM: for fp16 the ladder's v18,
+//! or v15 where k or n is not a multiple of 8).
 //!
 //! Every kernel reads weights pre-packed by [`crate::quant::prepack`] and multiplies them by fp16
 //! or bf16 activations ([`ActivationElement`]) with fp32 accumulation, writing C in the
@@ -720,7 +720,7 @@ pub fn launch_decode_kernel<T: ActivationElement>(
     );
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
     let (c_address, _c_guard) = c.device_ptr_mut(stream);
-    // The kernel stores pairs of fp16 as 32-bit words: a C that is not 4-byte aligned gets an
+    // The kernel stores pairs of 16-bit values as 32-bit words: a C that is not 4-byte aligned gets an
     // aligned scratch C, copied into the caller's after the kernel.
     let staged = if c_address.is_multiple_of(4) {
         None
@@ -822,7 +822,7 @@ fn launch_with_constants<'a>(
         .map_err(|e| GemmError::cuda(format!("launching {entry}"), e))
 }
 
-/// The tensor-core rung the prefill path multiplies with: v18 (TMA, persistent) where k and n
+/// The tensor-core rung the fp16 prefill path multiplies with: v18 (TMA, persistent) where k and n
 /// are multiples of 8 and the device has it (sm_90a), else v15.
 pub fn prefill_rung(gpu: &Runtime, k: usize, n: usize) -> Result<&'static Rung, GemmError> {
     let v18 = Rung::by_name("v18")?;
