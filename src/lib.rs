@@ -51,7 +51,7 @@ pub use api::Gemm;
 pub use api::desc::{Activation, BLayout, Epilogue, MatmulDesc};
 pub use api::dispatch::Plan;
 pub use api::element::{DType, GemmElement};
-pub use api::quantized::{Group, QuantizedWeights};
+pub use api::quantized::{Group, QuantizedActivation, QuantizedWeights};
 pub use error::GemmError;
 pub use ladder::rungs::{RUNGS, Rung};
 pub use ptx::PTX;

@@ -18,8 +18,8 @@ use common::fuzz_run::run;
 use common::{quantized_tolerance, random};
 use cudarc::driver::{CudaContext, CudaStream};
 use half::f16;
-use rust_gemm::quant::fast::rounds_weights;
-use rust_gemm::quant::format::quantize;
+use rust_gemm::quant::fast::{ActivationType, weight_rounding};
+use rust_gemm::quant::format::{Quantized, quantize};
 use rust_gemm::{Gemm, Group, QuantizedWeights, WeightFormat};
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 
 const THREADS: usize = 8;
 
-/// The quantized weights every thread shares, with their f64-exact dequantized values.
+/// The quantized weights every thread shares, with the host's copy of them (the reference).
 struct SharedWeights {
     qw: QuantizedWeights,
-    dequantized: Vec<f32>,
+    reference: Quantized,
     format: WeightFormat,
     k: usize,
     n: usize,
@@ -43,12 +43,10 @@ fn shared_weights(gemm: &Gemm) -> SharedWeights {
     let qw =
         QuantizedWeights::quantize_with_zero_points(gemm, &w, k, n, format, Group::Rows(group))
             .expect("quantize");
-    let dequantized = quantize(&w, k, n, format, group, true)
-        .expect("reference")
-        .dequantize();
+    let reference = quantize(&w, k, n, format, group, true).expect("reference");
     SharedWeights {
         qw,
-        dequantized,
+        reference,
         format,
         k,
         n,
@@ -77,17 +75,23 @@ fn quantized_product(
         .matmul(gemm, &x_dev, &mut y_dev, m)
         .map_err(|e| e.to_string())?;
     let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
-    let rounded = rounds_weights(shared.qw.path(gemm, m), shared.format);
+    let path = shared.qw.path(gemm, m);
+    let activation = ActivationType::F16;
+    let used = shared
+        .reference
+        .dequantize_as(weight_rounding(path, shared.format, activation));
     for r in 0..m {
         for c in 0..n {
             let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
             for l in 0..k {
-                let term = x[r * k + l].to_f64() * shared.dequantized[l * n + c] as f64;
+                let term = x[r * k + l].to_f64() * used[l * n + c] as f64;
                 sum += term;
                 magnitude += term.abs();
             }
             let got = y[r * n + c].to_f64();
-            if (got - sum).abs() > quantized_tolerance(sum, magnitude, k, rounded) || got.is_nan() {
+            if (got - sum).abs() > quantized_tolerance(sum, magnitude, k, activation)
+                || got.is_nan()
+            {
                 return Err(format!(
                     "quantized m {m}: y[{r}, {c}] = {got}, expected {sum}"
                 ));

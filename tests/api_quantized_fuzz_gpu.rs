@@ -2,9 +2,10 @@
 //! group sizes (32 to 512 rows, or one group per column), zero points (unsigned formats),
 //! shapes, and for each weight matrix one decode batch (m ≤ 16) and one prefill batch
 //! (m > 16), activations and outputs as views into longer buffers. Each product is checked
-//! against the f64 product with the weights as the quantizer defines them; the output's tail
-//! must stay untouched. About one weight request in twenty asks for a group the format cannot
-//! serve and must be refused with a typed error.
+//! against the f64 product with the weights as the path uses them
+//! (`Quantized::dequantize_as`); the output's tail must stay untouched. About one weight
+//! request in twenty asks for a group the format cannot serve and must be refused with a typed
+//! error.
 //!
 //! Needs a CUDA GPU: `cargo test --release --test api_quantized_fuzz_gpu -- --ignored --nocapture`.
 //! `FUZZ_SEED`, `FUZZ_CASES` (weight matrices, default 1100, two products each),
@@ -16,7 +17,7 @@ use common::fuzz::{indices_from_env, seed_from_env};
 use common::{Rng, quantized_tolerance, random};
 use cudarc::driver::{CudaContext, CudaStream};
 use half::f16;
-use rust_gemm::quant::fast::rounds_weights;
+use rust_gemm::quant::fast::{ActivationType, weight_rounding};
 use rust_gemm::quant::format::quantize;
 use rust_gemm::{Gemm, GemmError, Group, QuantizedWeights, WeightFormat};
 use std::collections::BTreeMap;
@@ -111,7 +112,6 @@ fn run(
     };
     let reference = quantize(&w, k, n, case.format, rows, case.zero_points)
         .map_err(|e| format!("reference quantize: {e}"))?;
-    let dequantized = reference.dequantize();
     let mut paths = Vec::new();
     for (j, &m) in case.ms.iter().enumerate() {
         let x: Vec<f16> = random(m * k + 5, seed + 1 + j as u64)
@@ -128,17 +128,18 @@ fn run(
             .map_err(|e| format!("m {m}: {e}"))?;
         let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
         let path = qw.path(gemm, m);
-        let rounded = rounds_weights(path, case.format);
+        let activation = ActivationType::F16;
+        let used = reference.dequantize_as(weight_rounding(path, case.format, activation));
         for r in 0..m {
             for c in 0..n {
                 let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
                 for l in 0..k {
-                    let term = x[3 + r * k + l].to_f64() * dequantized[l * n + c] as f64;
+                    let term = x[3 + r * k + l].to_f64() * used[l * n + c] as f64;
                     sum += term;
                     magnitude += term.abs();
                 }
                 let got = y[r * n + c].to_f64();
-                let allowed = quantized_tolerance(sum, magnitude, k, rounded);
+                let allowed = quantized_tolerance(sum, magnitude, k, activation);
                 if (got - sum).abs() > allowed || got.is_nan() {
                     return Err(format!(
                         "m {m} ({path:?}): y[{r}, {c}] is {got}, expected {sum} (tolerance {allowed:e})"

@@ -8,17 +8,30 @@ mod common;
 
 use common::{quantized_tolerance, random};
 use cudarc::driver::CudaContext;
-use half::f16;
-use rust_gemm::quant::fast::{Path, rounds_weights};
+use half::{bf16, f16};
+use rust_gemm::quant::fast::{ActivationElement, Path, weight_rounding};
 use rust_gemm::quant::format::quantize;
-use rust_gemm::{GemmError, Group, QuantizedWeights, WeightFormat};
+use rust_gemm::{GemmError, Group, QuantizedActivation, QuantizedWeights, WeightFormat};
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn quantized_products_match_the_reference() {
+    check_quantized_products::<f16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn quantized_products_with_bf16_activations_match_the_reference() {
+    check_quantized_products::<bf16>();
+}
+
+/// Formats, groups and zero points at batch sizes across every path, with activations and
+/// output of type `T`, against the f64 product with the weights as each path uses them.
+fn check_quantized_products<T: QuantizedActivation>() {
     let ctx = CudaContext::new(0).unwrap();
     let stream = ctx.new_stream().unwrap();
     let gemm = common::gemm_on(&stream);
+    let activation = <T as ActivationElement>::TYPE;
     let cases = [
         (WeightFormat::Unsigned(4), 128, false, 256, 300),
         (WeightFormat::Unsigned(4), 64, true, 512, 257),
@@ -58,33 +71,34 @@ fn quantized_products_match_the_reference() {
         }
         .unwrap_or_else(|e| panic!("{format} g{group}: {e}"));
         let reference = quantize(&w, k, n, format, group, zero_points).unwrap();
-        let dequantized = reference.dequantize();
         // Decode (m ≤ 16), batched decode (one 64-row block, ragged blocks, several blocks)
         // and prefill.
         for m in [1, 5, 16, 17, 64, 65, 200, 300] {
-            let x: Vec<f16> = random(m * k, 7 * m as u64 + i as u64)
+            let x: Vec<T> = random(m * k, 7 * m as u64 + i as u64)
                 .iter()
-                .map(|&v| f16::from_f64(v))
+                .map(|&v| T::from_f64(v))
                 .collect();
             let x_dev = stream.clone_htod(&x).unwrap();
-            let mut y_dev = stream.clone_htod(&vec![f16::NAN; m * n]).unwrap();
+            let mut y_dev = stream
+                .clone_htod(&vec![T::from_f64(f64::NAN); m * n])
+                .unwrap();
             qw.matmul(&gemm, &x_dev, &mut y_dev, m).unwrap();
             let y = stream.clone_dtoh(&y_dev).unwrap();
             let path = qw.path(&gemm, m);
-            let weights_rounded = rounds_weights(path, format);
+            let used = reference.dequantize_as(weight_rounding(path, format, activation));
             for r in 0..m {
                 for c in 0..n {
                     let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
                     for l in 0..k {
-                        let term = x[r * k + l].to_f64() * dequantized[l * n + c] as f64;
+                        let term = x[r * k + l].to_f64() * used[l * n + c] as f64;
                         sum += term;
                         magnitude += term.abs();
                     }
-                    let allowed = quantized_tolerance(sum, magnitude, k, weights_rounded);
+                    let allowed = quantized_tolerance(sum, magnitude, k, activation);
                     let got = y[r * n + c].to_f64();
                     assert!(
                         (got - sum).abs() <= allowed,
-                        "{format} g{group} zp {zero_points} m {m} ({path:?}) ({r}, {c}): {got} vs {sum}"
+                        "{activation} {format} g{group} zp {zero_points} m {m} ({path:?}) ({r}, {c}): {got} vs {sum}"
                     );
                 }
             }

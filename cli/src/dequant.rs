@@ -1,6 +1,6 @@
-//! `sgemm-ladder dequant`: the dequant GEMM (fp16 activations × low-bit weights), verified and
-//! timed against cuBLAS fp16; its records are merged into the report folder's results.json
-//! as each weight case finishes.
+//! `sgemm-ladder dequant`: the dequant GEMM (fp16 or bf16 activations × low-bit weights),
+//! verified and timed against cuBLAS in the activations' type; its records are merged into the
+//! report folder's results.json as each weight case finishes.
 
 use crate::folder::{ReportFolder, merged};
 use crate::options::{PtxChoice, ReportDir, Timing, command_line, seed_or_random};
@@ -10,13 +10,13 @@ use clap::{Args, ValueEnum};
 use rust_gemm::harness::dequant_bench::{DequantBench, DequantOptions, RandomWeights, WeightCase};
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::harness::report::{DEQUANT_PLOT, Record, dequant_text_table};
-use rust_gemm::quant::fast::Path as DequantKernel;
+use rust_gemm::quant::fast::{ActivationType, Path as DequantKernel};
 use rust_gemm::quant::format::WeightFormat;
 use rust_gemm::quant::prepack::check_group;
 use rust_gemm::{GemmError, GemmShape};
 
-/// The dequant GEMM (fp16 activations × low-bit weights): verifies and times the fast
-/// kernels against cuBLAS fp16 at the same shape, and adds the records to
+/// The dequant GEMM (fp16 or bf16 activations × low-bit weights): verifies and times the fast
+/// kernels against cuBLAS in the activations' type at the same shape, and adds the records to
 /// results.json in the report folder (replacing earlier ones of the same kernel, format and shape)
 /// as each weight matrix finishes.
 #[derive(Args, Debug)]
@@ -67,6 +67,10 @@ pub struct DequantArgs {
     #[arg(long, value_enum, default_value_t = DequantPath::Auto)]
     path: DequantPath,
 
+    /// Activations' (and output's) type: f16, or bf16 (against cuBLAS bf16). Also for --sweep.
+    #[arg(long, value_enum, default_value_t = DequantActivation::F16)]
+    activation: DequantActivation,
+
     /// The full sweep: u4 (group 128) at k×n = 8192×57344 (the Tilus paper's shape),
     /// 4096×14336 and 14336×4096 (a Llama-3-8B MLP's up and down projections), 8192×28672 and
     /// 28672×8192 (Llama-3-70B's) for m = 1, 4, 16, 32, 64, 128, 256, 1024, 4096; every other
@@ -98,6 +102,21 @@ enum DequantPath {
     Decode,
     Batched,
     Prefill,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum DequantActivation {
+    F16,
+    Bf16,
+}
+
+impl From<DequantActivation> for ActivationType {
+    fn from(activation: DequantActivation) -> Self {
+        match activation {
+            DequantActivation::F16 => ActivationType::F16,
+            DequantActivation::Bf16 => ActivationType::Bf16,
+        }
+    }
 }
 
 /// One weight matrix and the rows of A it is multiplied with.
@@ -139,8 +158,14 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         blocks: args.blocks,
         path,
         seed,
+        activation: args.activation.into(),
     };
     let command = command_line();
+    // cuBLAS's type as this line has always named fp16.
+    let cublas_type = match options.activation {
+        ActivationType::F16 => "fp16",
+        ActivationType::Bf16 => "bf16",
+    };
     let mut records: Vec<Record> = Vec::new();
     for (i, (case, rows)) in cases.iter().enumerate() {
         let what = || {
@@ -155,7 +180,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         for r in &new {
             let d = r.dequant.as_ref().expect("dequant record");
             say!(
-                "  {:<16} {:<5}{:<4} g{:<6} {:>5}×{}×{}  {:>9.1} µs  cuBLAS fp16 {:>9.1} µs  {:>5.2}× (ideal {:.2}×)  {:>5.0} GB/s  blocks {:<3} rel error {:.2e}  {}",
+                "  {:<16} {:<5}{:<4} g{:<6} {:>5}×{}×{}  {:>9.1} µs  cuBLAS {} {:>9.1} µs  {:>5.2}× (ideal {:.2}×)  {:>5.0} GB/s  blocks {:<3} rel error {:.2e}  {}",
                 r.rung,
                 d.format,
                 if d.zero_points { "+zp" } else { "" },
@@ -164,6 +189,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
                 r.n,
                 r.k,
                 d.time_us,
+                cublas_type,
                 d.reference_us,
                 d.speedup,
                 d.ideal_speedup,
@@ -188,8 +214,8 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         .map(|r| {
             let d = r.dequant.as_ref().expect("dequant record");
             format!(
-                "{} {} g{} at {}×{}×{}",
-                r.rung, d.format, d.group, r.m, r.n, r.k
+                "{} {} g{} {} at {}×{}×{}",
+                r.rung, d.format, d.group, d.activation, r.m, r.n, r.k
             )
         })
         .collect();

@@ -272,6 +272,7 @@ fn dequant_refuses_bad_formats_and_groups_before_any_gpu_work() {
             &["dequant", "--group", "48", "--k", "4800"][..],
             "group size 48",
         ),
+        (&["dequant", "--activation", "f32"][..], "f32"),
     ] {
         let scratch = Scratch::new("dequant-refusals");
         assert_refused(args, &ladder_reporting(args, &scratch), expected);
@@ -292,6 +293,7 @@ fn dequant_help_names_the_sweep_and_the_shape_options() {
         "--sweep",
         "--blocks",
         "--path",
+        "--activation",
     ] {
         assert!(stdout.contains(option), "{option} missing from:\n{stdout}");
     }

@@ -14,7 +14,7 @@ const FP16_UNIT_ROUNDOFF: f64 = 1.0 / 2048.0;
 const FP16_SMALLEST_SUBNORMAL: f64 = 1.0 / (1u64 << 24) as f64;
 
 mod dequant_common;
-use dequant_common::{formats, half_matrix, open_gpu};
+use dequant_common::{activations, formats, open_gpu};
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
@@ -34,7 +34,7 @@ fn reference_kernel_matches_the_cpu_semantics_for_every_format() {
                 let seed = 1000 * case as u64 + 10 * f as u64 + group as u64;
                 let w = random_matrix(k * n, seed);
                 let quantized = quantize(&w, k, n, format, group, zeros).unwrap();
-                let a_host = half_matrix(m * k, seed + 1);
+                let a_host = activations::<f16>(m * k, seed + 1);
                 let a = gpu
                     .upload_raw(&a_host.iter().map(|x| x.to_bits()).collect::<Vec<u16>>())
                     .unwrap();
@@ -91,7 +91,7 @@ fn nan_in_a_row_of_activations_reaches_exactly_that_row() {
         true,
     )
     .unwrap();
-    let mut a_host = half_matrix(m * k, 6);
+    let mut a_host = activations::<f16>(m * k, 6);
     a_host[2 * k + 17] = f16::NAN;
     let a = gpu
         .upload_raw(&a_host.iter().map(|x| x.to_bits()).collect::<Vec<u16>>())

@@ -1,27 +1,31 @@
-//! GPU tests of the fast dequant kernels (decode, batched decode and prefill) on pre-packed weights: every
-//! weight format × group size × aligned and ragged shapes × block counts, against the f64 CPU
-//! product of A and the dequantized weights, exactly as each path uses them: rounded to fp16,
-//! `fp16(value · scale)`, where the path does that (prefill; small floats with wide exponents),
-//! else exact (`rounds_weights`). The error model is fp32 accumulation and fp16 output only, so
-//! a single wrong weight bit fails. Ignored by default; on a GPU machine run
-//! `cargo test --test gpu_dequant_fast -- --ignored`.
+//! GPU tests of the fast dequant kernels (decode, batched decode and prefill) on pre-packed
+//! weights: every weight format × group size × aligned and ragged shapes × block counts, with
+//! fp16 and bf16 activations, against the f64 CPU product of A and the dequantized weights
+//! exactly as each path uses them (`weight_rounding`, `Quantized::dequantize_as`): rounded,
+//! `fp16(value · scale)` or `bf16(value · bf16(scale))`, where the path does that (prefill,
+//! batched decode; small floats with wide exponents), else exact. The error model is fp32
+//! accumulation and output rounding only, so a single wrong weight bit fails. Ignored by
+//! default; on a GPU machine run `cargo test --test gpu_dequant_fast -- --ignored`
+//! (`RUST_GEMM_TEST_PTX=sm80` for the portable module).
 
-use half::f16;
+use half::bf16;
 use rust_gemm::GemmError;
 use rust_gemm::GemmShape;
 use rust_gemm::check::cpu::{random_matrix, reference_gemm};
 use rust_gemm::check::verify::{ErrorModel, compare_with_model};
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::quant::fast::{
-    FastWeights, Path, Scratch, entries, launch, launch_decode_kernel, rounds_weights,
+    ActivationElement, FastWeights, Path, Scratch, entries, launch, launch_decode_kernel,
+    weight_rounding,
 };
 use rust_gemm::quant::format::{Quantized, WeightFormat, quantize};
 use rust_gemm::quant::prepack::Prepacked;
 
 mod dequant_common;
-use dequant_common::{formats, half_matrix, open_gpu};
+use dequant_common::{activations, formats, open_gpu};
 
-/// Runs `path` on `quantized` with `m` random rows and checks it; returns a failure message.
+/// Runs `path` on `quantized` with `m` random rows of fp16 activations and checks it; returns
+/// a failure message.
 fn check(
     gpu: &Gpu,
     quantized: &Quantized,
@@ -30,12 +34,13 @@ fn check(
     blocks: Option<usize>,
     seed: u64,
 ) -> Option<String> {
-    check_kernel(gpu, quantized, m, path, false, blocks, seed)
+    check_kernel::<u16>(gpu, quantized, m, path, false, blocks, seed)
 }
 
-/// [`check`], or with `wide` the batched kernel's wide form (128-row tiles) whatever the shape
-/// (on `blocks`, default 2), where the module has it for the format.
-fn check_kernel(
+/// [`check`] with activations and output of type `T` (fp16 bits or bf16), or with `wide` the
+/// batched kernel's wide form (128-row tiles, fp16 only) whatever the shape (on `blocks`,
+/// default 2), where the module has it for the format.
+fn check_kernel<T: ActivationElement>(
     gpu: &Gpu,
     quantized: &Quantized,
     m: usize,
@@ -46,11 +51,9 @@ fn check_kernel(
 ) -> Option<String> {
     let (n, k) = (quantized.n, quantized.k);
     let weights = FastWeights::upload(gpu, &Prepacked::new(quantized).unwrap()).unwrap();
-    let a_host = half_matrix(m * k, seed);
-    let a = gpu
-        .upload_raw(&a_host.iter().map(|x| x.to_bits()).collect::<Vec<u16>>())
-        .unwrap();
-    let mut c = gpu.upload_raw(&vec![0x7E00u16; m * n]).unwrap();
+    let a_host: Vec<T> = activations(m * k, seed);
+    let a = gpu.upload_raw(&a_host).unwrap();
+    let mut c = gpu.upload_raw(&vec![T::from_f32(f32::NAN); m * n]).unwrap();
     let mut scratch = Scratch::default();
     // Twice: the second call checks that shared tiles leave the workspace and counters clean.
     let wide_kernel = if wide {
@@ -73,35 +76,25 @@ fn check_kernel(
         .download_raw(&c)
         .unwrap()
         .into_iter()
-        .map(|b| f16::from_bits(b).to_f32())
+        .map(T::to_f32)
         .collect();
     let a32: Vec<f32> = a_host.iter().map(|x| x.to_f32()).collect();
-    let rounded = rounds_weights(path, quantized.format);
-    let weights: Vec<f32> = quantized
-        .dequantize()
-        .into_iter()
-        .map(|w| {
-            if rounded {
-                f16::from_f32(w).to_f32()
-            } else {
-                w
-            }
-        })
-        .collect();
-    let reference = reference_gemm(&a32, &weights, &GemmShape { m, n, k });
+    let used = quantized.dequantize_as(weight_rounding(path, quantized.format, T::TYPE));
+    let reference = reference_gemm(&a32, &used, &GemmShape { m, n, k });
     let v = compare_with_model(
         &out,
         &reference.product,
         &reference.magnitude,
         k,
-        &ErrorModel::FP16,
+        &ErrorModel::for_dtype(T::TYPE.dtype()),
     );
     (!v.passed).then(|| {
         format!(
-            "{}{} group {} {path:?} blocks {blocks:?} at {m}×{n}×{k}: rel error {:.3e} (tolerance {:.3e}), {} out of bound",
+            "{}{} group {} {path:?} {} activations blocks {blocks:?} at {m}×{n}×{k}: rel error {:.3e} (tolerance {:.3e}), {} out of bound",
             quantized.format,
             if quantized.zeros.is_some() { " with zero points" } else { "" },
             quantized.group,
+            T::TYPE,
             v.rel_error,
             v.tolerance,
             v.elements_out_of_bound
@@ -171,7 +164,7 @@ fn wide_batched_kernel_matches_the_cpu_for_integer_formats() {
             let quantized =
                 quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
             checked += 1;
-            failures.extend(check_kernel(
+            failures.extend(check_kernel::<u16>(
                 &gpu,
                 &quantized,
                 m,
@@ -252,12 +245,63 @@ fn prefill_path_matches_the_cpu_for_every_format() {
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn bf16_activations_match_the_cpu_on_every_path() {
+    // Every format on decode, batched decode and prefill with bf16 activations: aligned; ragged
+    // m and n with two groups per chunk; one row past a 64-row block; ragged k (A padded) with
+    // per-channel scales; prefill-sized m. Where the module has no wgmma form (sm_80, or fp16
+    // weights), batched decode takes the mma.sync kernel.
+    let gpu = open_gpu();
+    let cases: [(usize, usize, usize, &[usize]); 5] = [
+        (16, 256, 512, &[32, 128]),
+        (3, 67, 384, &[64, 128]),
+        (65, 67, 384, &[128]),
+        (17, 33, 131, &[131]),
+        (300, 40, 256, &[64]),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (case, &(m, n, k, groups)) in cases.iter().enumerate() {
+        for (f, &(format, zeros)) in formats().iter().enumerate() {
+            for &group in groups {
+                let group = if format == WeightFormat::F16 {
+                    k
+                } else {
+                    group
+                };
+                let seed = 11_000 + 1000 * case as u64 + 10 * f as u64 + group as u64;
+                let quantized =
+                    quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
+                for path in [Path::Decode, Path::Batched, Path::Prefill] {
+                    checked += 1;
+                    failures.extend(check_kernel::<bf16>(
+                        &gpu,
+                        &quantized,
+                        m,
+                        path,
+                        false,
+                        None,
+                        seed + 1,
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("{checked} bf16 cases checked, {} failed", failures.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn every_fast_entry_loads() {
     let gpu = open_gpu();
+    let hopper = gpu.ptx_target() == "sm_90a";
     for entry in entries() {
-        // The batched kernel's wgmma forms are in the Hopper module only.
+        // The batched kernel's wgmma forms are in the Hopper module only; there they replace
+        // the bf16 mma.sync batched kernels, but for fp16 weights (which have no wgmma form).
         let hopper_only = entry.contains("wgmma") || entry.starts_with("dequant_batched128_");
-        if hopper_only && gpu.ptx_target() != "sm_90a" {
+        let portable_only =
+            entry.starts_with("dequant_batched_bf16_") && entry != "dequant_batched_bf16_half";
+        if (hopper_only && !hopper) || (portable_only && hopper) {
             continue;
         }
         assert!(gpu.entries().iter().any(|e| e == entry), "{entry} missing");

@@ -1,15 +1,22 @@
 //! Quantized weights for the API: a weight matrix quantized and pre-packed once, then
-//! multiplied by fp16 activations on the GPU (decode for small batches, prefill for large ones).
+//! multiplied by fp16 or bf16 activations on the GPU (decode for small batches, prefill for
+//! large ones).
 
 use super::Gemm;
 use super::MatmulDesc;
+use super::element::GemmElement;
 use crate::GemmError;
-use crate::quant::fast::{self, FastWeights, Path, Scratch, check_activations};
+use crate::quant::fast::{self, ActivationElement, FastWeights, Path, Scratch, check_activations};
 use crate::quant::format::{WeightFormat, quantize};
 use crate::quant::prepack::{Prepacked, check_group};
 use cudarc::driver::{DevicePtr, DevicePtrMut, sys::CUcontext};
-use half::f16;
 use std::sync::Mutex;
+
+/// An activation type [`QuantizedWeights::matmul`] takes: [`half::f16`] or [`half::bf16`]
+/// (sealed). The output has the activations' type; both accumulate in fp32.
+pub trait QuantizedActivation: GemmElement + ActivationElement {}
+impl QuantizedActivation for half::f16 {}
+impl QuantizedActivation for half::bf16 {}
 
 /// Rows of k that share one scale (and zero point).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,7 +28,8 @@ pub enum Group {
 }
 
 /// A `k × n` weight matrix, quantized to a low-bit [`WeightFormat`] with fp16 group scales and
-/// pre-packed on the device in the layout the dequantizing kernels read.
+/// pre-packed on the device in the layout the dequantizing kernels read, then multiplied by
+/// fp16 or bf16 activations ([`QuantizedActivation`]): the same weights serve both.
 ///
 /// ```no_run
 /// use rust_gemm::{Gemm, Group, QuantizedWeights, WeightFormat};
@@ -35,6 +43,10 @@ pub enum Group {
 /// let x = stream.clone_htod(&vec![half::f16::from_f32(1.0); m * k])?;
 /// let mut y = stream.alloc_zeros::<half::f16>(m * n)?;
 /// qw.matmul(&gemm, &x, &mut y, m)?;
+/// // The same weights with bf16 activations (and a bf16 output).
+/// let x16 = stream.clone_htod(&vec![half::bf16::from_f32(1.0); m * k])?;
+/// let mut y16 = stream.alloc_zeros::<half::bf16>(m * n)?;
+/// qw.matmul(&gemm, &x16, &mut y16, m)?;
 /// # Ok(())
 /// # }
 /// ```
@@ -136,7 +148,8 @@ impl QuantizedWeights {
     /// The kernel path for `m` rows of activations on `gemm`'s device: the decode kernel
     /// (weights streamed once per 16 rows) for m ≤ 16, batched decode (once per 64 rows) up to
     /// [`fast::BATCHED_MAX_M`] where the device has the shared memory for it, else prefill
-    /// (weights expanded to fp16, then a tensor-core GEMM).
+    /// (weights expanded to the activations' type, then a tensor-core GEMM). The same for fp16
+    /// and bf16 activations.
     pub fn path(&self, gemm: &Gemm, m: usize) -> Path {
         Path::for_rows(
             m,
@@ -145,14 +158,21 @@ impl QuantizedWeights {
         )
     }
 
-    /// Queues `y (m×n fp16) = x (m×k fp16) · dequant(W)` on `gemm`'s stream, choosing the path
-    /// by m ([`QuantizedWeights::path`]). `x` and `y` are contiguous row-major, slices or
-    /// views at least `m × k` and `m × n` long (elements past those are left alone).
-    pub fn matmul(
+    /// Queues `y (m×n T) = x (m×k T) · dequant(W)` on `gemm`'s stream, choosing the path by m
+    /// ([`QuantizedWeights::path`]), with T [`half::f16`] or [`half::bf16`] and fp32
+    /// accumulation. `x` and `y` are contiguous row-major, slices or views at least `m × k` and
+    /// `m × n` long (elements past those are left alone).
+    ///
+    /// The weights are `(value − zero) · scale` with the fp16 group scale; where a kernel
+    /// rounds them before the product (batched decode, prefill, small floats with wide
+    /// exponents), fp16 activations see `fp16(value · scale)` and bf16 ones
+    /// `bf16(value · bf16(scale))` (fp16 weights: `bf16(w)`); see
+    /// [`fast::weight_rounding`].
+    pub fn matmul<T: QuantizedActivation>(
         &self,
         gemm: &Gemm,
-        x: &impl DevicePtr<f16>,
-        y: &mut impl DevicePtrMut<f16>,
+        x: &impl DevicePtr<T>,
+        y: &mut impl DevicePtrMut<T>,
         m: usize,
     ) -> Result<(), GemmError> {
         let runtime = gemm.runtime();
@@ -173,17 +193,15 @@ impl QuantizedWeights {
         match self.path(gemm, m) {
             path @ (Path::Decode | Path::Batched) => {
                 fast::launch_decode(runtime, path, x, &self.weights, y, m, None, &mut scratch)?;
-                gemm.queued(self.weights.decode_kernel(runtime, path, m).entry);
+                let kernel = self.weights.decode_kernel(runtime, path, m, T::TYPE)?;
+                gemm.queued(kernel.entry);
                 Ok(())
             }
             // The expanded weights go through the library's own dispatch (TMA + wgmma where
             // the device and the shape allow it), which also takes x and y as they come.
             Path::Prefill => {
-                let expanded = fast::expand(runtime, &self.weights, &mut scratch)?;
-                gemm.queued(self.weights.expand_entry());
-                // SAFETY: the expansion holds `k × n` fp16 values, bit for bit `f16`.
-                let expanded = unsafe { expanded.transmute::<f16>(k * n) }
-                    .expect("the expansion buffer holds k·n elements");
+                let expanded = fast::expand::<T>(runtime, &self.weights, &mut scratch)?;
+                gemm.queued(self.weights.expand_entry(T::TYPE));
                 gemm.matmul(x, &expanded, y, &MatmulDesc::new(m, n, k))
             }
         }

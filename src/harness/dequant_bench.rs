@@ -1,5 +1,6 @@
-//! The dequant GEMM benchmark: times the fast kernels against cuBLAS fp16 at the same shape,
-//! verifies them against the CPU, and turns each measurement into a [`Record`].
+//! The dequant GEMM benchmark: times the fast kernels, with fp16 or bf16 activations, against
+//! cuBLAS in the same type at the same shape, verifies them against the CPU, and turns each
+//! measurement into a [`Record`].
 //!
 //! Weights are random codes (every code of every benchmarked format is a finite value) with
 //! random scales and zero points, pre-packed without a row-major copy: the benchmark's matrices
@@ -13,16 +14,17 @@ pub use crate::harness::bench::copy_bandwidth_gbs;
 use crate::harness::bench::median;
 use crate::harness::gpu::Gpu;
 use crate::harness::report::{DequantInfo, Record};
-use crate::ladder::rungs::Precision;
 use crate::quant::fast::{
-    FastWeights, Path, Scratch, default_blocks, launch, launch_expand, rounds_weights,
+    ActivationElement, ActivationType, FastWeights, Path, Scratch, default_blocks, launch,
+    launch_expand, weight_rounding,
 };
-use crate::quant::format::{WeightFormat, fp16_scale};
+use crate::quant::format::{WeightFormat, WeightRounding, fp16_scale};
 use crate::quant::prepack::Prepacked;
-use crate::{GemmError, GemmShape};
+use crate::{BLayout, GemmError, GemmShape};
 use cudarc::driver::CudaSlice;
 use half::f16;
 use rayon::prelude::*;
+use std::collections::HashMap;
 
 /// One weight matrix to benchmark: format, group, zero points, and k × n.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -52,6 +54,8 @@ pub struct DequantOptions {
     pub path: Option<Path>,
     /// Seed of weights and activations.
     pub seed: u64,
+    /// The activations' (and output's) type; the cuBLAS baseline runs in the same.
+    pub activation: ActivationType,
 }
 
 /// Warm-up lasts at least this long (GPU time), beyond the asked-for launches.
@@ -133,14 +137,30 @@ impl RandomWeights {
 
     /// The dequantized weight `(row, col)`, `(value − zero) · scale` in f32.
     pub fn weight(&self, row: usize, col: usize) -> f32 {
+        self.weight_as(row, col, WeightRounding::Exact)
+    }
+
+    /// The weight `(row, col)` as a kernel that rounds by `rounding` multiplies by it.
+    pub fn weight_as(&self, row: usize, col: usize, rounding: WeightRounding) -> f32 {
         let f = self.case.format;
         let value = f.decode(self.code(row, col));
         if f == WeightFormat::F16 {
-            return value;
+            return rounding.weight(value, f16::ONE);
         }
         let g = (row / self.case.group) * self.case.n + col;
         let zero = self.zeros.as_ref().map_or(0.0, |z| z[g] as f32);
-        (value - zero) * self.scales[g].to_f32()
+        rounding.weight(value - zero, self.scales[g])
+    }
+
+    /// Columns `cols` of the weights as `rounding` gives them, all of k each (in parallel).
+    fn columns_as(&self, cols: &[usize], rounding: WeightRounding) -> Vec<Vec<f64>> {
+        cols.par_iter()
+            .map(|&col| {
+                (0..self.case.k)
+                    .map(|row| self.weight_as(row, col, rounding) as f64)
+                    .collect()
+            })
+            .collect()
     }
 
     /// Pre-packs them (in parallel).
@@ -224,11 +244,11 @@ impl<'g> DequantBench<'g> {
 
     /// Median milliseconds of `work`, each launch after an L2 flush and after poisoning the
     /// output `c`, which `work` writes.
-    fn time(
+    fn time<T: ActivationElement>(
         &mut self,
         options: &DequantOptions,
-        c: &mut CudaSlice<u16>,
-        mut work: impl FnMut(&mut CudaSlice<u16>) -> Result<(), GemmError>,
+        c: &mut CudaSlice<T>,
+        mut work: impl FnMut(&mut CudaSlice<T>) -> Result<(), GemmError>,
     ) -> Result<f64, GemmError> {
         self.warm_up(options, || work(c))?;
         let mut times = Vec::with_capacity(options.reps);
@@ -243,13 +263,13 @@ impl<'g> DequantBench<'g> {
     /// Median milliseconds of `work` and of `reference`, timed alternately (each launch after
     /// an L2 flush and after poisoning its output), so that both see the same clocks and
     /// temperature: long prefill runs heat the GPU enough to slow it by several percent.
-    fn time_against(
+    fn time_against<T: ActivationElement>(
         &mut self,
         options: &DequantOptions,
-        c: &mut CudaSlice<u16>,
-        mut work: impl FnMut(&mut CudaSlice<u16>) -> Result<(), GemmError>,
-        c_reference: &mut CudaSlice<u16>,
-        mut reference: impl FnMut(&mut CudaSlice<u16>) -> Result<(), GemmError>,
+        c: &mut CudaSlice<T>,
+        mut work: impl FnMut(&mut CudaSlice<T>) -> Result<(), GemmError>,
+        c_reference: &mut CudaSlice<T>,
+        mut reference: impl FnMut(&mut CudaSlice<T>) -> Result<(), GemmError>,
     ) -> Result<(f64, f64), GemmError> {
         self.warm_up(options, || work(c))?;
         self.warm_up(options, || reference(c_reference))?;
@@ -266,7 +286,7 @@ impl<'g> DequantBench<'g> {
     }
 
     /// Refuses a case the device cannot hold, before anything is drawn or packed on the host:
-    /// the packed weights, up to three fp16 expansions at once (cuBLAS's operand, prefill's,
+    /// the packed weights, up to three 16-bit expansions at once (cuBLAS's operand, prefill's,
     /// and the one the expansion is timed into), A, and C twice (ours and cuBLAS's) for the
     /// largest m. Also checks the shape itself (no zero, nothing past 2³¹ − 1).
     pub fn check_fits(&self, case: &WeightCase, rows: &[usize]) -> Result<(), GemmError> {
@@ -287,8 +307,22 @@ impl<'g> DequantBench<'g> {
         Ok(())
     }
 
-    /// Benchmarks `weights` at each of `rows`: one record per m.
+    /// Benchmarks `weights` at each of `rows` with `options.activation`s: one record per m.
     pub fn run(
+        &mut self,
+        weights: &RandomWeights,
+        rows: &[usize],
+        options: &DequantOptions,
+    ) -> Result<Vec<Record>, GemmError> {
+        // fp16 as bits, as the harness keeps it elsewhere; bf16 as its own type.
+        match options.activation {
+            ActivationType::F16 => self.run_as::<u16>(weights, rows, options),
+            ActivationType::Bf16 => self.run_as::<half::bf16>(weights, rows, options),
+        }
+    }
+
+    /// [`DequantBench::run`] with activations and output of type `T`.
+    fn run_as<T: ActivationElement>(
         &mut self,
         weights: &RandomWeights,
         rows: &[usize],
@@ -296,27 +330,19 @@ impl<'g> DequantBench<'g> {
     ) -> Result<Vec<Record>, GemmError> {
         let gpu = self.gpu;
         let case = weights.case;
+        let activation = T::TYPE;
         self.check_fits(&case, rows)?;
         let packed = weights.prepack()?;
         let device_weights = FastWeights::upload(gpu, &packed)?;
         drop(packed);
         let mut scratch = Scratch::default();
-        // cuBLAS multiplies by these very weights, expanded to fp16.
-        let mut expanded: CudaSlice<u16> = gpu.alloc_poisoned(case.k * case.n)?;
+        // cuBLAS multiplies by these very weights, expanded to T.
+        let mut expanded: CudaSlice<T> = gpu.alloc_poisoned(case.k * case.n)?;
         launch_expand(gpu, &device_weights, &mut expanded)?;
         let sampled_cols = sample(case.n, 512);
-        // Columns of W (rounded to fp16 as the kernels use them, and not), k-major per column.
-        let columns: Vec<(Vec<f64>, Vec<f64>)> = sampled_cols
-            .par_iter()
-            .map(|&col| {
-                (0..case.k)
-                    .map(|row| {
-                        let w = weights.weight(row, col);
-                        (f16::from_f32(w).to_f64(), w as f64)
-                    })
-                    .unzip()
-            })
-            .collect();
+        // Sampled columns of W, k-major per column, by rounding (exact, and as the kernels
+        // use them), made when first needed.
+        let mut columns: HashMap<WeightRounding, Vec<Vec<f64>>> = HashMap::new();
         let mut records = Vec::new();
         for &m in rows {
             let shape = GemmShape::new(m, case.n, case.k)?;
@@ -325,19 +351,20 @@ impl<'g> DequantBench<'g> {
                 case.format.bits(),
                 gpu.info().max_shared_per_block,
             ));
-            let blocks = match path {
-                Path::Decode | Path::Batched => options
-                    .blocks
-                    .unwrap_or_else(|| default_blocks(gpu, &device_weights, m, path)),
-                Path::Prefill => 0,
+            let blocks = match (path, options.blocks) {
+                (Path::Decode | Path::Batched, Some(blocks)) => blocks,
+                (Path::Decode | Path::Batched, None) => {
+                    default_blocks(gpu, &device_weights, m, path, activation)?
+                }
+                (Path::Prefill, _) => 0,
             };
-            let a_host: Vec<u16> = random_matrix(m * case.k, options.seed ^ m as u64)
+            let a_host: Vec<T> = random_matrix(m * case.k, options.seed ^ m as u64)
                 .into_iter()
-                .map(|x| f16::from_f32(x).to_bits())
+                .map(T::from_f32)
                 .collect();
             let a = gpu.upload_raw(&a_host)?;
-            let mut c: CudaSlice<u16> = gpu.alloc_poisoned(m * case.n)?;
-            let mut c_blas: CudaSlice<u16> = gpu.alloc_poisoned(m * case.n)?;
+            let mut c: CudaSlice<T> = gpu.alloc_poisoned(m * case.n)?;
+            let mut c_blas: CudaSlice<T> = gpu.alloc_poisoned(m * case.n)?;
             let (ms, reference_ms) = self.time_against(
                 options,
                 &mut c,
@@ -354,13 +381,22 @@ impl<'g> DequantBench<'g> {
                     )
                 },
                 &mut c_blas,
-                |c| gpu.launch_cublas_as(Precision::Fp16, &a, &expanded, c, &shape),
+                |c| {
+                    gpu.launch_cublas_gemm(
+                        activation.dtype(),
+                        BLayout::Kn,
+                        &a,
+                        &expanded,
+                        c,
+                        &shape,
+                    )
+                },
             )?;
             drop(c_blas);
             let out = gpu.download_raw(&c)?;
             let expand_us = match path {
                 Path::Prefill => {
-                    let mut w16: CudaSlice<u16> = gpu.alloc_poisoned(case.k * case.n)?;
+                    let mut w16: CudaSlice<T> = gpu.alloc_poisoned(case.k * case.n)?;
                     let t = self.time(options, &mut w16, |w16| {
                         launch_expand(gpu, &device_weights, w16)
                     })?;
@@ -371,30 +407,42 @@ impl<'g> DequantBench<'g> {
 
             // Verification on sampled rows and columns, all of k.
             let sampled_rows = sample(m, 16);
-            let rounded = rounds_weights(path, case.format);
+            let rounding = weight_rounding(path, case.format, activation);
+            for r in [rounding, WeightRounding::Exact] {
+                columns
+                    .entry(r)
+                    .or_insert_with(|| weights.columns_as(&sampled_cols, r));
+            }
+            let (used_columns, exact_columns) =
+                (&columns[&rounding], &columns[&WeightRounding::Exact]);
             let mut got = Vec::new();
             let (mut product, mut magnitude, mut unrounded) = (Vec::new(), Vec::new(), Vec::new());
             for &row in &sampled_rows {
                 let a_row: Vec<f64> = a_host[row * case.k..(row + 1) * case.k]
                     .iter()
-                    .map(|&b| f16::from_bits(b).to_f64())
+                    .map(|&x| x.to_f32() as f64)
                     .collect();
                 for (j, &col) in sampled_cols.iter().enumerate() {
-                    let (fp16, exact) = &columns[j];
-                    let used = if rounded { fp16 } else { exact };
+                    let (used, exact) = (&used_columns[j], &exact_columns[j]);
                     let (mut p, mut mag, mut u) = (0.0, 0.0, 0.0);
                     for i in 0..case.k {
                         p += a_row[i] * used[i];
                         mag += (a_row[i] * used[i]).abs();
                         u += a_row[i] * exact[i];
                     }
-                    got.push(f16::from_bits(out[row * case.n + col]).to_f32());
+                    got.push(out[row * case.n + col].to_f32());
                     product.push(p);
                     magnitude.push(mag);
                     unrounded.push(u);
                 }
             }
-            let v = compare_with_model(&got, &product, &magnitude, case.k, &ErrorModel::FP16);
+            let v = compare_with_model(
+                &got,
+                &product,
+                &magnitude,
+                case.k,
+                &ErrorModel::for_dtype(activation.dtype()),
+            );
             let unrounded_error = {
                 let diff: f64 = got
                     .iter()
@@ -410,14 +458,17 @@ impl<'g> DequantBench<'g> {
             let bytes = device_weights.bytes + a_bytes + c_bytes;
             let fp16_bytes = 2 * case.k * case.n + a_bytes + c_bytes;
             let bandwidth = bytes as f64 / (ms * 1e-3) / 1e9;
-            let idea = match path {
-                Path::Decode => {
+            let idea = match (path, activation) {
+                (Path::Decode, _) => {
                     "decode: packed weights, lop3 conversion, mma.sync, cp.async, split-K"
                 }
-                Path::Batched => {
+                (Path::Batched, _) => {
                     "batched decode: 64-row blocks; Hopper: wgmma with the decoded weights as the register operand (C^T = W^T A^T), else mma.sync"
                 }
-                Path::Prefill => "prefill: expand to fp16, then v18/v15",
+                (Path::Prefill, ActivationType::F16) => "prefill: expand to fp16, then v18/v15",
+                (Path::Prefill, ActivationType::Bf16) => {
+                    "prefill: expand to bf16, then the library's bf16 GEMM (v18/v15)"
+                }
             };
             let mut record = Record::new(
                 path.label(),
@@ -451,6 +502,7 @@ impl<'g> DequantBench<'g> {
                 rel_error_unrounded: unrounded_error,
                 checked_elements: got.len(),
                 expand_us,
+                activation: activation.label().to_string(),
             });
             records.push(record);
         }

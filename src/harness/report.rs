@@ -115,7 +115,8 @@ pub struct SuiteInfo {
 }
 
 /// What a dequant GEMM record adds to a ladder record (its `precision` is `dequant`; time,
-/// GFLOP/s, cuBLAS fp16's rate and the verification are in the common fields).
+/// GFLOP/s, cuBLAS's rate in the activations' type and the verification are in the common
+/// fields).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DequantInfo {
     /// Weight format (`u4`, `i8`, `e2m1`, `f16`...).
@@ -126,7 +127,8 @@ pub struct DequantInfo {
     pub zero_points: bool,
     /// Median time, microseconds.
     pub time_us: f64,
-    /// cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) at the same shape, microseconds.
+    /// cuBLAS in the activations' type (`cublasGemmEx`, fp16 or bf16 in and out, fp32
+    /// compute) at the same shape, microseconds.
     pub reference_us: f64,
     /// `reference_us / time_us`.
     pub speedup: f64,
@@ -150,10 +152,25 @@ pub struct DequantInfo {
     /// Prefill only: the expansion to fp16 alone, microseconds (the rest is the GEMM).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expand_us: Option<f64>,
+    /// The activations' (and output's) type: `f16` or `bf16` (`f16` in records from before
+    /// bf16 activations, which have no such field).
+    #[serde(default = "f16_label")]
+    pub activation: String,
 }
 
 fn fp32_label() -> String {
     "fp32".to_string()
+}
+
+fn f16_label() -> String {
+    "f16".to_string()
+}
+
+impl DequantInfo {
+    /// Whether the activations were fp16 (what every record before bf16 measured).
+    pub fn fp16_activations(&self) -> bool {
+        self.activation == "f16"
+    }
 }
 
 impl Record {
@@ -198,11 +215,19 @@ impl Record {
         self.dequant.is_none() && self.suite.is_none()
     }
 
-    /// What identifies a measurement: rung, shape, for dequant records the format, group and
-    /// zero points, for shape-suite records the precision, B layout and the shape's name.
+    /// What identifies a measurement: rung, shape, for dequant records the format, group, zero
+    /// points and activation type, for shape-suite records the precision, B layout and the
+    /// shape's name.
     pub fn key(&self) -> (String, usize, usize, usize, String) {
         let variant = match (&self.dequant, &self.suite) {
-            (Some(d), _) => format!("{} g{} z{}", d.format, d.group, d.zero_points),
+            // fp16 activations keep the key they had before bf16 ones existed.
+            (Some(d), _) if d.fp16_activations() => {
+                format!("{} g{} z{}", d.format, d.group, d.zero_points)
+            }
+            (Some(d), _) => format!(
+                "{} g{} z{} {}",
+                d.format, d.group, d.zero_points, d.activation
+            ),
             // The suite's name too: square-4096 and llama-7b.attn.m4096 are both 4096³.
             (None, Some(s)) => format!("{} {} {}", self.precision, s.b_layout, s.shape_name),
             (None, None) => String::new(),
@@ -322,16 +347,34 @@ const DEQUANT_HEADERS: [&str; 13] = [
     "check",
 ];
 
+/// The headers of the dequant tables: the baseline is cuBLAS fp16 while every record has fp16
+/// activations, else cuBLAS in each row's activation type (named in its kernel cell).
+fn dequant_headers(records: &[&Record]) -> [&'static str; 13] {
+    let mut headers = DEQUANT_HEADERS;
+    if records
+        .iter()
+        .any(|r| r.dequant.as_ref().is_some_and(|d| !d.fp16_activations()))
+    {
+        headers[6] = "cuBLAS same type (µs)";
+    }
+    headers
+}
+
 fn dequant_cells(r: &Record) -> [String; 13] {
     let d = r.dequant.as_ref().expect("a dequant record");
     let zero = if d.zero_points { "+zp" } else { "" };
+    let kernel = if d.fp16_activations() {
+        r.rung.clone()
+    } else {
+        format!("{} {}", r.rung, d.activation)
+    };
     let group = if d.group >= r.k {
         "per-channel".to_string()
     } else {
         d.group.to_string()
     };
     [
-        r.rung.clone(),
+        kernel,
         format!("{}{zero}", d.format),
         group,
         format!("{}×{}×{}", r.m, r.n, r.k),
@@ -353,12 +396,9 @@ fn dequant_cells(r: &Record) -> [String; 13] {
 
 /// The dequant records as an aligned plain-text table.
 pub fn dequant_text_table(records: &[Record]) -> String {
-    let rows: Vec<[String; 13]> = records
-        .iter()
-        .filter(|r| r.dequant.is_some())
-        .map(dequant_cells)
-        .collect();
-    aligned_table(&DEQUANT_HEADERS, &rows)
+    let dequant: Vec<&Record> = records.iter().filter(|r| r.dequant.is_some()).collect();
+    let rows: Vec<[String; 13]> = dequant.iter().map(|r| dequant_cells(r)).collect();
+    aligned_table(&dequant_headers(&dequant), &rows)
 }
 
 /// `headers` and `rows` as plain text, each column padded to its widest cell, with a rule of
@@ -400,11 +440,9 @@ pub(crate) fn markdown_rows<const N: usize>(
 
 /// The dequant records as a GitHub Markdown table.
 pub fn dequant_markdown_table(records: &[Record]) -> String {
-    let rows = records
-        .iter()
-        .filter(|r| r.dequant.is_some())
-        .map(dequant_cells);
-    markdown_rows(&DEQUANT_HEADERS, rows)
+    let dequant: Vec<&Record> = records.iter().filter(|r| r.dequant.is_some()).collect();
+    let rows = dequant.iter().map(|r| dequant_cells(r));
+    markdown_rows(&dequant_headers(&dequant), rows)
 }
 
 /// The results as a GitHub Markdown table, with the reasons for skipped rungs below it.
@@ -494,8 +532,18 @@ pub fn write_report(
         );
     }
     if !dequant.is_empty() {
+        // The plots compare with cuBLAS fp16: the fp16-activation records only.
+        let fp16: Vec<Record> = dequant
+            .iter()
+            .filter(|r| {
+                r.dequant
+                    .as_ref()
+                    .is_some_and(DequantInfo::fp16_activations)
+            })
+            .cloned()
+            .collect();
         let plotted =
-            crate::harness::plot::write_dequant_plot(&dir.join(DEQUANT_PLOT), &dequant, device)
+            crate::harness::plot::write_dequant_plot(&dir.join(DEQUANT_PLOT), &fp16, device)
                 .map_err(std::io::Error::other)?;
         let mut figure = if plotted {
             format!("![speedup over cuBLAS fp16 against bit width]({DEQUANT_PLOT})\n\n")
@@ -504,7 +552,7 @@ pub fn write_report(
         };
         let batch_plotted = crate::harness::plot::write_dequant_batch_plot(
             &dir.join(DEQUANT_BATCH_PLOT),
-            &dequant,
+            &fp16,
             device,
         )
         .map_err(std::io::Error::other)?;
@@ -513,8 +561,13 @@ pub fn write_report(
                 "![speedup over cuBLAS fp16 against batch size]({DEQUANT_BATCH_PLOT})\n\n"
             );
         }
+        let bf16 = if fp16.len() < dequant.len() {
+            "- bf16 rows (kernel `… bf16`): bf16 activations and output, against cuBLAS bf16 (`cublasGemmEx`, bf16 in and out, fp32 compute) on the same weights expanded to bf16; checked with the weights as the kernels use them (exact in the decode kernel; elsewhere `bf16(value · bf16(scale))`, fp16 weights rounded to bf16) within fp32 accumulation and bf16 output rounding. The plots show the fp16 rows only.\n"
+        } else {
+            ""
+        };
         markdown += &format!(
-            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up (at least 50 ms of it), the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape, on the same weights expanded to fp16, its launches alternating with the kernel's (so both see the same clocks and temperature).\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n\n{figure}{}",
+            "\n## Dequant GEMM: fp16 activations × low-bit weights\n\n- Timing: CUDA events around each launch, median of the timed launches after warm-up (at least 50 ms of it), the L2 cache flushed (a memset of twice its size) and C poisoned before each launch; cuBLAS fp16 (`cublasGemmEx`, fp16 in and out, fp32 compute) timed the same way at the same shape, on the same weights expanded to fp16, its launches alternating with the kernel's (so both see the same clocks and temperature).\n- Bandwidth: bytes of packed weights, scales and zero points, A and C, over the time; `% of copy BW` is its share of the measured device-to-device copy bandwidth. `ideal` is the speedup if both ran at the same bandwidth (fp16 weights' bytes over these).\n- Check: against the f64 CPU product of A and the dequantized weights as the kernel uses them (exact in the decode kernel, which scales fp32 sums; rounded to fp16 by the prefill expansion and for small floats with over 4 exponent bits), within fp32 accumulation and fp16 output rounding; at large shapes on a sample of rows and columns, all of k. `rel error` is that check's relative Frobenius error; `rel_error_unrounded` in the JSON is against the exact weights.\n{bf16}\n{figure}{}",
             dequant_markdown_table(&dequant)
         );
     }
@@ -617,6 +670,7 @@ mod tests {
             rel_error_unrounded: 3e-4,
             checked_elements: 8192,
             expand_us: None,
+            activation: "f16".to_string(),
         });
         r
     }
@@ -641,13 +695,34 @@ mod tests {
         ] {
             assert!(json.get(field).is_some(), "{field} missing from {json}");
         }
-        let back: Record = serde_json::from_value(json).unwrap();
+        let back: Record = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(back, r);
+        // A record from before bf16 activations (no `activation` field) reads as fp16.
+        let mut old = json;
+        old.as_object_mut().unwrap().remove("activation").unwrap();
+        let back: Record = serde_json::from_value(old).unwrap();
+        assert_eq!(back.dequant.unwrap().activation, "f16");
         let ladder = sample_records().remove(1);
         let text = serde_json::to_string(&ladder).unwrap();
         assert!(!text.contains("time_us"));
         let back: Record = serde_json::from_str(&text).unwrap();
         assert_eq!(back.dequant, None);
+    }
+
+    #[test]
+    fn bf16_dequant_records_keep_their_own_key_and_say_so() {
+        let fp16 = dequant_record();
+        let mut bf16 = dequant_record();
+        bf16.dequant.as_mut().unwrap().activation = "bf16".to_string();
+        assert_ne!(fp16.key(), bf16.key());
+        // fp16 records keep the key they had before bf16 existed.
+        assert_eq!(fp16.key().4, "u4 g128 zfalse");
+        let only_fp16 = dequant_text_table(std::slice::from_ref(&fp16));
+        assert!(only_fp16.contains("cuBLAS fp16 (µs)"), "{only_fp16}");
+        assert!(!only_fp16.contains("bf16"), "{only_fp16}");
+        let both = dequant_text_table(&[fp16, bf16]);
+        assert!(both.contains("dequant-decode bf16"), "{both}");
+        assert!(both.contains("cuBLAS same type (µs)"), "{both}");
     }
 
     #[test]

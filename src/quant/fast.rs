@@ -1,19 +1,27 @@
 //! Launching the fast dequant kernels: decode (m ≤ [`DECODE_MAX_M`], `kernels-gpu/src/dequant/
 //! decode.rs` with one m16 tile per block), batched decode (the same kernel with
 //! [`dequant::BATCHED_M_TILES`] m16 tiles per block, up to [`BATCHED_MAX_M`]) and prefill (expand
-//! to fp16, `dequantize.rs`, then the ladder's v18 tensor-core GEMM, or v15 where k or n is not a
-//! multiple of 8).
+//! to the activations' type, `dequantize.rs`, then a tensor-core GEMM: for fp16 the ladder's v18,
+//! or v15 where k or n is not a multiple of 8).
 //!
-//! Both read weights pre-packed by [`crate::quant::prepack`] and compute `fp16(value · scale)` for
-//! every weight, then an fp16 × fp16 product with fp32 accumulation and fp16 output.
+//! Every kernel reads weights pre-packed by [`crate::quant::prepack`] and multiplies them by fp16
+//! or bf16 activations ([`ActivationElement`]) with fp32 accumulation, writing C in the
+//! activations' type. Each activation type has its own entries, with the same arguments and the
+//! same packed weights; [`weight_rounding`] says which weights each path multiplies by. bf16
+//! prefill expands to bf16 and runs the library's bf16 GEMM ([`crate::Gemm::matmul`]: the
+//! ladder's v18 and v15 are fp16 only).
 
-use crate::element::Fp16Bits;
-use crate::quant::format::WeightFormat;
-use crate::quant::prepack::{BLOCK_COLUMNS, Prepacked, chunk_k};
+use crate::element::Element;
+use crate::quant::format::{WeightFormat, WeightRounding};
+use crate::quant::prepack::{BLOCK_COLUMNS, Decoder, Prepacked, chunk_k};
 use crate::runtime::Runtime;
-use crate::{GemmError, GemmShape, Rung};
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg};
+use crate::{DType, Gemm, GemmError, GemmShape, MatmulDesc, Rung};
+use cudarc::driver::{
+    CudaSlice, CudaView, DevicePtr, DevicePtrMut, LaunchArgs, LaunchConfig, PushKernelArg,
+};
 use gemm_geometry::dequant;
+use std::fmt;
+use std::str::FromStr;
 
 /// Largest m the decode kernel is chosen for by default; above it, batched decode.
 pub const DECODE_MAX_M: usize = 16;
@@ -28,125 +36,231 @@ pub const WIDE_MIN_WEIGHTS: usize = 1 << 27;
 /// Rows of A per m16 tile (`gemm_geometry::dequant::DECODE_TILE_M`).
 const TILE_M: usize = dequant::DECODE_TILE_M as usize;
 
-/// The kernel entries, one per decoder and bit width (`Prepacked::entry_suffix`).
-const SUFFIXES: [&str; 19] = [
-    "int1",
-    "int2",
-    "int3",
-    "int4",
-    "int5",
-    "int6",
-    "int7",
-    "int8",
-    "float2",
-    "float3",
-    "float4",
-    "float5",
-    "float6",
-    "float7",
-    "float8",
-    "wide_float6",
-    "wide_float7",
-    "wide_float8",
-    "half",
-];
-const DECODE_ENTRIES: [&str; 19] = [
-    "dequant_decode_int1",
-    "dequant_decode_int2",
-    "dequant_decode_int3",
-    "dequant_decode_int4",
-    "dequant_decode_int5",
-    "dequant_decode_int6",
-    "dequant_decode_int7",
-    "dequant_decode_int8",
-    "dequant_decode_float2",
-    "dequant_decode_float3",
-    "dequant_decode_float4",
-    "dequant_decode_float5",
-    "dequant_decode_float6",
-    "dequant_decode_float7",
-    "dequant_decode_float8",
-    "dequant_decode_wide_float6",
-    "dequant_decode_wide_float7",
-    "dequant_decode_wide_float8",
-    "dequant_decode_half",
-];
-const BATCHED_ENTRIES: [&str; 19] = [
-    "dequant_batched_int1",
-    "dequant_batched_int2",
-    "dequant_batched_int3",
-    "dequant_batched_int4",
-    "dequant_batched_int5",
-    "dequant_batched_int6",
-    "dequant_batched_int7",
-    "dequant_batched_int8",
-    "dequant_batched_float2",
-    "dequant_batched_float3",
-    "dequant_batched_float4",
-    "dequant_batched_float5",
-    "dequant_batched_float6",
-    "dequant_batched_float7",
-    "dequant_batched_float8",
-    "dequant_batched_wide_float6",
-    "dequant_batched_wide_float7",
-    "dequant_batched_wide_float8",
-    "dequant_batched_half",
-];
-/// The batched kernel's Hopper form (`wgmma`, in the sm_90a module only), for every decoder
-/// but fp16 weights (`SUFFIXES` without its last entry).
-const BATCHED_WGMMA_ENTRIES: [&str; 18] = [
-    "dequant_batched_wgmma_int1",
-    "dequant_batched_wgmma_int2",
-    "dequant_batched_wgmma_int3",
-    "dequant_batched_wgmma_int4",
-    "dequant_batched_wgmma_int5",
-    "dequant_batched_wgmma_int6",
-    "dequant_batched_wgmma_int7",
-    "dequant_batched_wgmma_int8",
-    "dequant_batched_wgmma_float2",
-    "dequant_batched_wgmma_float3",
-    "dequant_batched_wgmma_float4",
-    "dequant_batched_wgmma_float5",
-    "dequant_batched_wgmma_float6",
-    "dequant_batched_wgmma_float7",
-    "dequant_batched_wgmma_float8",
-    "dequant_batched_wgmma_wide_float6",
-    "dequant_batched_wgmma_wide_float7",
-    "dequant_batched_wgmma_wide_float8",
-];
-/// The batched kernel's wide Hopper form (128-row tiles, for m > 64), integer codes only
-/// (`SUFFIXES`' first eight entries).
-const WIDE_BATCHED_ENTRIES: [&str; 8] = [
-    "dequant_batched128_int1",
-    "dequant_batched128_int2",
-    "dequant_batched128_int3",
-    "dequant_batched128_int4",
-    "dequant_batched128_int5",
-    "dequant_batched128_int6",
-    "dequant_batched128_int7",
-    "dequant_batched128_int8",
-];
-const EXPAND_ENTRIES: [&str; 19] = [
-    "dequant_expand_int1",
-    "dequant_expand_int2",
-    "dequant_expand_int3",
-    "dequant_expand_int4",
-    "dequant_expand_int5",
-    "dequant_expand_int6",
-    "dequant_expand_int7",
-    "dequant_expand_int8",
-    "dequant_expand_float2",
-    "dequant_expand_float3",
-    "dequant_expand_float4",
-    "dequant_expand_float5",
-    "dequant_expand_float6",
-    "dequant_expand_float7",
-    "dequant_expand_float8",
-    "dequant_expand_wide_float6",
-    "dequant_expand_wide_float7",
-    "dequant_expand_wide_float8",
-    "dequant_expand_half",
-];
+/// `[prefix + suffix, …]` for every kernel suffix (`Prepacked::entry_suffix`), in the order
+/// of [`SUFFIXES`]: one decoder and bit width per entry, `FastWeights::entry` indexes them.
+macro_rules! entry_names {
+    ($prefix:literal) => {
+        [
+            concat!($prefix, "int1"),
+            concat!($prefix, "int2"),
+            concat!($prefix, "int3"),
+            concat!($prefix, "int4"),
+            concat!($prefix, "int5"),
+            concat!($prefix, "int6"),
+            concat!($prefix, "int7"),
+            concat!($prefix, "int8"),
+            concat!($prefix, "float2"),
+            concat!($prefix, "float3"),
+            concat!($prefix, "float4"),
+            concat!($prefix, "float5"),
+            concat!($prefix, "float6"),
+            concat!($prefix, "float7"),
+            concat!($prefix, "float8"),
+            concat!($prefix, "wide_float6"),
+            concat!($prefix, "wide_float7"),
+            concat!($prefix, "wide_float8"),
+            concat!($prefix, "half"),
+        ]
+    };
+}
+
+/// The kernel entries' suffixes, one per decoder and bit width (`Prepacked::entry_suffix`).
+const SUFFIXES: [&str; 19] = entry_names!("");
+/// Suffixes of the integer decoders (the first eight): the wide batched form has no others.
+const INTEGER_SUFFIXES: usize = 8;
+/// Suffixes of every decoder but fp16 weights (all but the last): the `wgmma` batched form has
+/// no fp16-weight kernel.
+const QUANTIZED_SUFFIXES: usize = 18;
+
+/// The entry points of one activation type's kernels, each table indexed like [`SUFFIXES`]
+/// (the shorter ones cover its first entries only).
+struct EntryTables {
+    decode: [&'static str; 19],
+    /// The batched kernel's `mma.sync` form (in the portable module; fp16 weights also in the
+    /// Hopper one).
+    batched: [&'static str; 19],
+    /// The batched kernel's Hopper form (`wgmma`, in the sm_90a module only), every decoder
+    /// but fp16 weights.
+    batched_wgmma: &'static [&'static str],
+    /// The batched kernel's wide Hopper form (128-row tiles, for m > 64), integer codes only.
+    batched_wide: &'static [&'static str],
+    /// The expansion to a row-major `k × n` matrix of the activation type.
+    expand: [&'static str; 19],
+}
+
+const F16_BATCHED_WGMMA: [&str; 19] = entry_names!("dequant_batched_wgmma_");
+const F16_BATCHED_WIDE: [&str; 19] = entry_names!("dequant_batched128_");
+const BF16_BATCHED_WGMMA: [&str; 19] = entry_names!("dequant_batched_wgmma_bf16_");
+
+/// fp16 activations and output.
+const F16_ENTRIES: EntryTables = EntryTables {
+    decode: entry_names!("dequant_decode_"),
+    batched: entry_names!("dequant_batched_"),
+    batched_wgmma: F16_BATCHED_WGMMA.split_at(QUANTIZED_SUFFIXES).0,
+    batched_wide: F16_BATCHED_WIDE.split_at(INTEGER_SUFFIXES).0,
+    expand: entry_names!("dequant_expand_"),
+};
+
+/// bf16 activations and output: the same weights and arguments as fp16's; no wide batched form.
+const BF16_ENTRIES: EntryTables = EntryTables {
+    decode: entry_names!("dequant_decode_bf16_"),
+    batched: entry_names!("dequant_batched_bf16_"),
+    batched_wgmma: BF16_BATCHED_WGMMA.split_at(QUANTIZED_SUFFIXES).0,
+    batched_wide: &[],
+    expand: entry_names!("dequant_expand_bf16_"),
+};
+
+/// The element type of a dequant GEMM's activations (A) and output (C).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ActivationType {
+    /// IEEE fp16.
+    #[default]
+    F16,
+    /// bfloat16.
+    Bf16,
+}
+
+impl ActivationType {
+    /// Its name in records and on the command line: `f16` or `bf16`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            ActivationType::F16 => "f16",
+            ActivationType::Bf16 => "bf16",
+        }
+    }
+
+    /// The [`DType`] of the same elements (the cuBLAS baseline's, and the bf16 prefill GEMM's).
+    pub fn dtype(&self) -> DType {
+        match self {
+            ActivationType::F16 => DType::F16,
+            ActivationType::Bf16 => DType::Bf16,
+        }
+    }
+
+    fn entries(&self) -> &'static EntryTables {
+        match self {
+            ActivationType::F16 => &F16_ENTRIES,
+            ActivationType::Bf16 => &BF16_ENTRIES,
+        }
+    }
+}
+
+impl fmt::Display for ActivationType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Parses `f16` (also `fp16`) and `bf16`.
+impl FromStr for ActivationType {
+    type Err = GemmError;
+
+    fn from_str(text: &str) -> Result<Self, GemmError> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "f16" | "fp16" => Ok(ActivationType::F16),
+            "bf16" => Ok(ActivationType::Bf16),
+            _ => Err(GemmError::UnsupportedFormat(format!(
+                "{text} as activations (f16 or bf16)"
+            ))),
+        }
+    }
+}
+
+/// An element type the fast kernels take for activations and output: fp16 as its bits (`u16`,
+/// as the harness keeps them) or as [`half::f16`], and [`half::bf16`]. Sealed: the kernels
+/// exist for these only.
+pub trait ActivationElement: Element + sealed::PrefillProduct {
+    /// Which kernels the type runs.
+    const TYPE: ActivationType;
+}
+
+impl ActivationElement for u16 {
+    const TYPE: ActivationType = ActivationType::F16;
+}
+impl ActivationElement for half::f16 {
+    const TYPE: ActivationType = ActivationType::F16;
+}
+impl ActivationElement for half::bf16 {
+    const TYPE: ActivationType = ActivationType::Bf16;
+}
+
+mod sealed {
+    use super::*;
+
+    /// The prefill path's GEMM on the expanded weights, which differs by type: the ladder's
+    /// fp16 rungs for fp16, the library's dispatch for bf16.
+    pub trait PrefillProduct: Element {
+        /// Queues `c = a · expanded` for `shape` (`expanded`: `k × n`, row-major, of this type).
+        fn multiply_expanded(
+            gpu: &Runtime,
+            a: &impl DevicePtr<Self>,
+            expanded: &CudaView<'_, Self>,
+            c: &mut impl DevicePtrMut<Self>,
+            shape: &GemmShape,
+            gemm: &mut Option<Gemm>,
+        ) -> Result<(), GemmError>;
+    }
+
+    /// fp16: v18 or v15 ([`prefill_rung`]).
+    fn fp16_rung<T: Element>(
+        gpu: &Runtime,
+        a: &impl DevicePtr<T>,
+        expanded: &CudaView<'_, T>,
+        c: &mut impl DevicePtrMut<T>,
+        shape: &GemmShape,
+    ) -> Result<(), GemmError> {
+        gpu.launch_rung(prefill_rung(gpu, shape.k, shape.n)?, a, expanded, c, shape)
+    }
+
+    impl PrefillProduct for u16 {
+        fn multiply_expanded(
+            gpu: &Runtime,
+            a: &impl DevicePtr<Self>,
+            expanded: &CudaView<'_, Self>,
+            c: &mut impl DevicePtrMut<Self>,
+            shape: &GemmShape,
+            _gemm: &mut Option<Gemm>,
+        ) -> Result<(), GemmError> {
+            fp16_rung(gpu, a, expanded, c, shape)
+        }
+    }
+
+    impl PrefillProduct for half::f16 {
+        fn multiply_expanded(
+            gpu: &Runtime,
+            a: &impl DevicePtr<Self>,
+            expanded: &CudaView<'_, Self>,
+            c: &mut impl DevicePtrMut<Self>,
+            shape: &GemmShape,
+            _gemm: &mut Option<Gemm>,
+        ) -> Result<(), GemmError> {
+            fp16_rung(gpu, a, expanded, c, shape)
+        }
+    }
+
+    impl PrefillProduct for half::bf16 {
+        fn multiply_expanded(
+            gpu: &Runtime,
+            a: &impl DevicePtr<Self>,
+            expanded: &CudaView<'_, Self>,
+            c: &mut impl DevicePtrMut<Self>,
+            shape: &GemmShape,
+            gemm: &mut Option<Gemm>,
+        ) -> Result<(), GemmError> {
+            // The ladder has no bf16 rungs: the library's dispatch (v18 or v15 in bf16, on
+            // gpu's stream and module) multiplies. Its Gemm is kept for the next call, which
+            // reuses its tensor maps.
+            if gemm
+                .as_ref()
+                .is_none_or(|g| !g.runtime().shares_module_and_stream(gpu))
+            {
+                *gemm = Some(Gemm::from_runtime(gpu.sharing()));
+            }
+            let gemm = gemm.as_ref().expect("just made");
+            gemm.matmul(a, expanded, c, &MatmulDesc::new(shape.m, shape.n, shape.k))
+        }
+    }
+}
 
 /// Dynamic shared memory of a decode (or batched-decode, `path`) block for `bits`-wide codes:
 /// the stages and a 16-byte flag (the kernel traps if it is given less).
@@ -167,7 +281,7 @@ pub enum Path {
     /// The decode kernel with 64-row blocks (streams the packed weights once per 64 rows of A;
     /// one block per SM, 160 KiB of shared memory at most: A100 and Hopper).
     Batched,
-    /// Expand to fp16, then the tensor-core GEMM.
+    /// Expand to the activations' type, then the tensor-core GEMM.
     Prefill,
 }
 
@@ -211,18 +325,31 @@ impl Path {
     }
 }
 
-/// Whether `path` rounds each dequantized weight to fp16, `fp16(value · scale)`, before the
-/// product: the prefill expansion (its GEMM takes fp16 weights), batched decode (which has no
-/// registers for a second set of accumulators), and small floats with more than 4 exponent
-/// bits on every path (they go through f32). Otherwise the decode kernel multiplies by the
-/// exact weights (`code − zero`, or the small float's value, both exact in fp16) and applies
-/// each group's scale to the fp32 sums; fp16 weights are exact either way.
-pub fn rounds_weights(path: Path, format: WeightFormat) -> bool {
-    use crate::quant::prepack::Decoder;
-    match Decoder::of(format) {
-        Decoder::Half => false,
-        Decoder::WideFloat => true,
-        Decoder::Integer | Decoder::Float => path != Path::Decode,
+/// The weights `path`'s kernels multiply `activation`s by.
+///
+/// fp16 activations: `fp16(value · scale)` ([`WeightRounding::Fp16`]) on the prefill
+/// expansion (its GEMM takes fp16 weights), in batched decode (which has no registers for a
+/// second set of accumulators), and for small floats with more than 4 exponent bits on every
+/// path (they go through f32). Otherwise the decode kernel multiplies by the exact weights
+/// (`code − zero`, or the small float's value, both exact in fp16) and applies each group's
+/// scale to the fp32 sums; fp16 weights are exact either way.
+///
+/// bf16 activations: the decode kernel's exact weights as for fp16; fp16 weights rounded to bf16
+/// on every path; everything else `bf16(value · bf16(scale))` ([`WeightRounding::Bf16`]).
+pub fn weight_rounding(
+    path: Path,
+    format: WeightFormat,
+    activation: ActivationType,
+) -> WeightRounding {
+    let rounded = match activation {
+        ActivationType::F16 => WeightRounding::Fp16,
+        ActivationType::Bf16 => WeightRounding::Bf16,
+    };
+    match (Decoder::of(format), activation) {
+        (Decoder::Half, ActivationType::F16) => WeightRounding::Exact,
+        (Decoder::Half, ActivationType::Bf16) | (Decoder::WideFloat, _) => rounded,
+        (Decoder::Integer | Decoder::Float, _) if path == Path::Decode => WeightRounding::Exact,
+        (Decoder::Integer | Decoder::Float, _) => rounded,
     }
 }
 
@@ -252,46 +379,70 @@ pub struct FastWeights {
 }
 
 impl FastWeights {
-    /// The decode kernel for these weights on `path` (`Decode` or `Batched`) with `m` rows:
-    /// batched decode takes its Hopper form (`wgmma`) where `gpu`'s module has it, and with
-    /// integer codes, m > 128 and at least [`WIDE_MIN_WEIGHTS`] weights its wide form (128-row
-    /// tiles), where that measured faster.
-    pub fn decode_kernel(&self, gpu: &Runtime, path: Path, m: usize) -> DecodeKernel {
+    /// The decode kernel for these weights on `path` (`Decode` or `Batched`) with `m` rows of
+    /// `activation`s: batched decode takes its Hopper form (`wgmma`) where `gpu`'s module has
+    /// it, and with fp16 activations, integer codes, m > 128 and at least [`WIDE_MIN_WEIGHTS`]
+    /// weights its wide form (128-row tiles), where that measured faster. Refused where the
+    /// module has no batched kernel for the activations and weights.
+    pub fn decode_kernel(
+        &self,
+        gpu: &Runtime,
+        path: Path,
+        m: usize,
+        activation: ActivationType,
+    ) -> Result<DecodeKernel, GemmError> {
         let bits = self.bits();
+        let tables = activation.entries();
         let has = |entry: &str| gpu.entries().iter().any(|e| e == entry);
         let hopper = |entry: &'static str, m_tiles: u32| DecodeKernel {
             entry,
             shared_bytes: dequant::batched_wgmma_shared_bytes(bits, m_tiles) as usize,
             m_tiles,
+            activation,
         };
         match path {
             Path::Batched => match (
-                WIDE_BATCHED_ENTRIES.get(self.entry),
-                BATCHED_WGMMA_ENTRIES.get(self.entry),
+                tables.batched_wide.get(self.entry),
+                tables.batched_wgmma.get(self.entry),
             ) {
                 (Some(&wide), _) if m > 128 && self.k * self.n >= WIDE_MIN_WEIGHTS && has(wide) => {
-                    hopper(wide, dequant::WIDE_BATCHED_M_TILES)
+                    Ok(hopper(wide, dequant::WIDE_BATCHED_M_TILES))
                 }
-                (_, Some(&entry)) if has(entry) => hopper(entry, dequant::BATCHED_M_TILES),
-                _ => DecodeKernel {
-                    entry: BATCHED_ENTRIES[self.entry],
-                    shared_bytes: decode_shared_bytes(bits, Path::Batched),
-                    m_tiles: dequant::BATCHED_M_TILES,
-                },
+                (_, Some(&entry)) if has(entry) => Ok(hopper(entry, dequant::BATCHED_M_TILES)),
+                _ => {
+                    let entry = tables.batched[self.entry];
+                    if !has(entry) {
+                        return Err(GemmError::KernelRefused {
+                            kernel: path.label(),
+                            reason: format!(
+                                "has no kernel for {} weights and {activation} activations in the loaded {} module ({entry} and its wgmma form are missing)",
+                                self.format,
+                                gpu.ptx_target()
+                            ),
+                        });
+                    }
+                    Ok(DecodeKernel {
+                        entry,
+                        shared_bytes: decode_shared_bytes(bits, Path::Batched),
+                        m_tiles: dequant::BATCHED_M_TILES,
+                        activation,
+                    })
+                }
             },
-            Path::Decode | Path::Prefill => DecodeKernel {
-                entry: DECODE_ENTRIES[self.entry],
+            Path::Decode | Path::Prefill => Ok(DecodeKernel {
+                entry: tables.decode[self.entry],
                 shared_bytes: decode_shared_bytes(bits, Path::Decode),
                 m_tiles: 1,
-            },
+                activation,
+            }),
         }
     }
 
-    /// The wide batched kernel (128-row tiles) for these weights, where `gpu`'s module has one
-    /// (Hopper, integer codes): what [`FastWeights::decode_kernel`] picks for large m and
-    /// layers, for tests that run it at any shape.
+    /// The wide batched kernel (128-row tiles, fp16 activations) for these weights, where
+    /// `gpu`'s module has one (Hopper, integer codes): what [`FastWeights::decode_kernel`]
+    /// picks for large m and layers, for tests that run it at any shape.
     pub fn wide_batched_kernel(&self, gpu: &Runtime) -> Option<DecodeKernel> {
-        let entry = *WIDE_BATCHED_ENTRIES.get(self.entry)?;
+        let entry = *F16_ENTRIES.batched_wide.get(self.entry)?;
         gpu.entries()
             .iter()
             .any(|e| e == entry)
@@ -302,12 +453,13 @@ impl FastWeights {
                     dequant::WIDE_BATCHED_M_TILES,
                 ) as usize,
                 m_tiles: dequant::WIDE_BATCHED_M_TILES,
+                activation: ActivationType::F16,
             })
     }
 
-    /// The expansion kernel's entry point for these weights.
-    pub fn expand_entry(&self) -> &'static str {
-        EXPAND_ENTRIES[self.entry]
+    /// The expansion kernel's entry point for these weights, expanding to `activation`'s type.
+    pub fn expand_entry(&self, activation: ActivationType) -> &'static str {
+        activation.entries().expand[self.entry]
     }
 
     /// Uploads pre-packed weights.
@@ -352,7 +504,8 @@ impl FastWeights {
 
 /// Buffers a fast launch needs besides its inputs, kept between calls: A padded to whole
 /// chunks, the split-K workspace and counters (zero between calls: the last block of each tile
-/// zeroes them), and the expanded fp16 weights of the prefill path.
+/// zeroes them), the expanded weights of the prefill path (fp16 or bf16 bits), and the
+/// library [`Gemm`] that multiplies bf16 expansions.
 #[derive(Default)]
 pub struct Scratch {
     padded_a: Option<CudaSlice<u16>>,
@@ -361,6 +514,7 @@ pub struct Scratch {
     workspace: Option<CudaSlice<f32>>,
     counters: Option<CudaSlice<u32>>,
     expanded: Option<CudaSlice<u16>>,
+    prefill_gemm: Option<Gemm>,
 }
 
 /// Reuses `slot` if it holds exactly `len` elements, else allocates it zeroed.
@@ -381,7 +535,7 @@ fn zeroed<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     Ok(slot.as_mut().expect("just filled"))
 }
 
-fn check_buffers<T: Fp16Bits>(
+fn check_buffers<T: ActivationElement>(
     w: &FastWeights,
     a: &impl DevicePtr<T>,
     c: &impl DevicePtrMut<T>,
@@ -390,7 +544,7 @@ fn check_buffers<T: Fp16Bits>(
     check_activations(m, w.n, w.k, a.len(), c.len())
 }
 
-/// One decode kernel: its entry, dynamic shared memory and m16 tiles per block.
+/// One decode kernel: its entry, dynamic shared memory, m16 tiles per block and activation type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeKernel {
     /// The kernel's entry point.
@@ -399,6 +553,8 @@ pub struct DecodeKernel {
     pub shared_bytes: usize,
     /// m16 tiles per block: output tiles are `16·m_tiles × 256`.
     pub m_tiles: u32,
+    /// The element type of the A and C it takes.
+    pub activation: ActivationType,
 }
 
 /// Output tiles along m of a decode kernel with `m_tiles` m16 tiles per block.
@@ -418,23 +574,29 @@ pub fn decode_units(w: &FastWeights, m: usize, m_tiles: u32) -> usize {
 /// past 132 tiles measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on the H100,
 /// and this way no launch has more blocks than fit at once), as many blocks as fit at a time
 /// (two per SM for decode, one for batched decode), each taking an equal share of the units,
-/// but no more than the units.
-pub fn default_blocks(gpu: &Runtime, w: &FastWeights, m: usize, path: Path) -> usize {
-    let m_tiles = w.decode_kernel(gpu, path, m).m_tiles;
+/// but no more than the units. Refused as [`FastWeights::decode_kernel`] refuses.
+pub fn default_blocks(
+    gpu: &Runtime,
+    w: &FastWeights,
+    m: usize,
+    path: Path,
+    activation: ActivationType,
+) -> Result<usize, GemmError> {
+    let m_tiles = w.decode_kernel(gpu, path, m, activation)?.m_tiles;
     let tiles = row_tiles(m, m_tiles) * w.column_blocks();
     let sms = gpu.info().sm_count;
-    if tiles >= sms && path == Path::Decode {
+    Ok(if tiles >= sms && path == Path::Decode {
         tiles
     } else {
         (path.blocks_per_sm() * sms).min(decode_units(w, m, m_tiles))
-    }
+    })
 }
 
-/// Queues the decode kernel of `path` (`Decode`, or `Batched` for 64-row blocks): `c (m×n fp16)
-/// = a (m×k fp16) · dequant(w)` on `blocks` blocks (`None`: [`default_blocks`]), each taking an
+/// Queues the decode kernel of `path` (`Decode`, or `Batched` for 64-row blocks): `c (m×n T)
+/// = a (m×k T) · dequant(w)` on `blocks` blocks (`None`: [`default_blocks`]), each taking an
 /// equal share of the units of work.
 #[allow(clippy::too_many_arguments)]
-pub fn launch_decode<T: Fp16Bits>(
+pub fn launch_decode<T: ActivationElement>(
     gpu: &Runtime,
     path: Path,
     a: &impl DevicePtr<T>,
@@ -451,16 +613,19 @@ pub fn launch_decode<T: Fp16Bits>(
             reason: "is not a decode kernel (prefill goes through launch_prefill)".into(),
         });
     }
-    let kernel = w.decode_kernel(gpu, path, m);
-    let blocks = blocks.unwrap_or_else(|| default_blocks(gpu, w, m, path));
+    let kernel = w.decode_kernel(gpu, path, m, T::TYPE)?;
+    let blocks = match blocks {
+        Some(blocks) => blocks,
+        None => default_blocks(gpu, w, m, path, T::TYPE)?,
+    };
     launch_decode_kernel(gpu, kernel, a, w, c, m, blocks, scratch)
 }
 
 /// Queues the decode kernel `kernel` (one of [`FastWeights::decode_kernel`]'s or
 /// [`FastWeights::wide_batched_kernel`]'s) on `blocks` blocks: what [`launch_decode`] does once
-/// it has chosen them.
+/// it has chosen them. The kernel must take `T` (its [`DecodeKernel::activation`]).
 #[allow(clippy::too_many_arguments)]
-pub fn launch_decode_kernel<T: Fp16Bits>(
+pub fn launch_decode_kernel<T: ActivationElement>(
     gpu: &Runtime,
     kernel: DecodeKernel,
     a: &impl DevicePtr<T>,
@@ -475,12 +640,22 @@ pub fn launch_decode_kernel<T: Fp16Bits>(
         entry,
         shared_bytes,
         m_tiles: tiles_per_block,
+        activation,
     } = kernel;
     let label = if tiles_per_block == 1 {
         Path::Decode.label()
     } else {
         Path::Batched.label()
     };
+    if activation != T::TYPE {
+        return Err(GemmError::KernelRefused {
+            kernel: label,
+            reason: format!(
+                "{entry} takes {activation} activations, and A and C hold {}",
+                T::TYPE
+            ),
+        });
+    }
     let limit = gpu.info().max_shared_per_block;
     if shared_bytes > limit {
         return Err(GemmError::KernelRefused {
@@ -545,7 +720,7 @@ pub fn launch_decode_kernel<T: Fp16Bits>(
     );
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
     let (c_address, _c_guard) = c.device_ptr_mut(stream);
-    // The kernel stores pairs of fp16 as 32-bit words: a C that is not 4-byte aligned gets an
+    // The kernel stores pairs of 16-bit values as 32-bit words: a C that is not 4-byte aligned gets an
     // aligned scratch C, copied into the caller's after the kernel.
     let staged = if c_address.is_multiple_of(4) {
         None
@@ -584,11 +759,11 @@ pub fn launch_decode_kernel<T: Fp16Bits>(
     Ok(())
 }
 
-/// Queues the expansion of `w` into `out` (`k × n` fp16, row-major).
-pub fn launch_expand(
+/// Queues the expansion of `w` into `out` (`k × n` of `T`, fp16 or bf16, row-major).
+pub fn launch_expand<T: ActivationElement>(
     gpu: &Runtime,
     w: &FastWeights,
-    out: &mut CudaSlice<u16>,
+    out: &mut impl DevicePtrMut<T>,
 ) -> Result<(), GemmError> {
     if out.len() != w.k * w.n {
         return Err(GemmError::BufferSize {
@@ -607,7 +782,8 @@ pub fn launch_expand(
             limit: 65_535,
         });
     }
-    let function = gpu.kernel(EXPAND_ENTRIES[w.entry])?;
+    let entry = w.expand_entry(T::TYPE);
+    let function = gpu.kernel(entry)?;
     let config = LaunchConfig {
         grid_dim: (w.column_blocks() as u32, w.k_chunks() as u32, 1),
         block_dim: (dequant::THREADS, 1, 1),
@@ -615,16 +791,17 @@ pub fn launch_expand(
     };
     let (k32, n32, group) = (w.k as u32, w.n as u32, w.kernel_group as u32);
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
+    let (out_address, _out_guard) = out.device_ptr_mut(gpu.stream());
     let mut builder = gpu.stream().launch_builder(&function);
     builder
         .arg(&w.weights)
         .arg(&w.scales)
         .arg(&offsets)
-        .arg(out)
+        .arg(&out_address)
         .arg(&k32)
         .arg(&n32)
         .arg(&group);
-    launch_with_constants(builder, &w.constants, config, EXPAND_ENTRIES[w.entry])
+    launch_with_constants(builder, &w.constants, config, entry)
 }
 
 /// Appends the format's constants, the last arguments of both fast kernels, and launches.
@@ -645,7 +822,7 @@ fn launch_with_constants<'a>(
         .map_err(|e| GemmError::cuda(format!("launching {entry}"), e))
 }
 
-/// The tensor-core rung the prefill path multiplies with: v18 (TMA, persistent) where k and n
+/// The tensor-core rung the fp16 prefill path multiplies with: v18 (TMA, persistent) where k and n
 /// are multiples of 8 and the device has it (sm_90a), else v15.
 pub fn prefill_rung(gpu: &Runtime, k: usize, n: usize) -> Result<&'static Rung, GemmError> {
     let v18 = Rung::by_name("v18")?;
@@ -657,20 +834,39 @@ pub fn prefill_rung(gpu: &Runtime, k: usize, n: usize) -> Result<&'static Rung, 
     }
 }
 
-/// Queues the expansion of `w` to fp16 (`k × n`, row-major) into `scratch`'s buffer (made on
-/// first use, kept for the next call) and returns that buffer.
-pub fn expand<'s>(
+/// Queues the expansion of `w` to `T` (`k × n`, row-major) into `scratch`'s buffer (made on
+/// first use, kept for the next call) and returns a view of it.
+pub fn expand<'s, T: ActivationElement>(
     gpu: &Runtime,
     w: &FastWeights,
     scratch: &'s mut Scratch,
-) -> Result<&'s mut CudaSlice<u16>, GemmError> {
-    let expanded = zeroed(gpu, &mut scratch.expanded, w.k * w.n)?;
-    launch_expand(gpu, w, expanded)?;
-    Ok(expanded)
+) -> Result<CudaView<'s, T>, GemmError> {
+    expand_into(gpu, w, &mut scratch.expanded)
 }
 
-/// Queues the prefill path: expand `w` to fp16 (kept in `scratch`), then the tensor-core GEMM.
-pub fn launch_prefill<T: Fp16Bits>(
+/// [`expand`] into `slot`, a buffer of 16-bit elements.
+fn expand_into<'s, T: ActivationElement>(
+    gpu: &Runtime,
+    w: &FastWeights,
+    slot: &'s mut Option<CudaSlice<u16>>,
+) -> Result<CudaView<'s, T>, GemmError> {
+    let len = w.k * w.n;
+    let expanded = zeroed(gpu, slot, len)?;
+    {
+        // SAFETY: T is a 16-bit float (ActivationElement), so the buffer's k·n u16 hold k·n
+        // of it, any bits being a valid value of either type.
+        let mut out = unsafe { expanded.transmute_mut::<T>(len) }
+            .expect("the expansion buffer holds k·n 16-bit elements");
+        launch_expand(gpu, w, &mut out)?;
+    }
+    // SAFETY: as above.
+    Ok(unsafe { expanded.transmute::<T>(len) }
+        .expect("the expansion buffer holds k·n 16-bit elements"))
+}
+
+/// Queues the prefill path: expand `w` to `T` (kept in `scratch`), then the tensor-core GEMM
+/// (fp16: the ladder's v18 or v15, [`prefill_rung`]; bf16: the library's dispatch).
+pub fn launch_prefill<T: ActivationElement>(
     gpu: &Runtime,
     a: &impl DevicePtr<T>,
     w: &FastWeights,
@@ -679,27 +875,29 @@ pub fn launch_prefill<T: Fp16Bits>(
     scratch: &mut Scratch,
 ) -> Result<(), GemmError> {
     let shape = check_buffers(w, a, c, m)?;
-    let expanded = expand(gpu, w, scratch)?;
-    // SAFETY: the expanded weights are fp16 bits, which is what T holds (Fp16Bits).
-    let expanded = unsafe { expanded.transmute::<T>(w.k * w.n) }
-        .expect("the expansion buffer holds k·n elements");
-    gpu.launch_rung(prefill_rung(gpu, w.k, w.n)?, a, &expanded, c, &shape)
+    let expanded = expand_into::<T>(gpu, w, &mut scratch.expanded)?;
+    T::multiply_expanded(gpu, a, &expanded, c, &shape, &mut scratch.prefill_gemm)
 }
 
-/// Every kernel entry of the fast dequant kernels (decode, batched decode, then expand).
+/// Every kernel entry of the fast dequant kernels: for fp16 then bf16 activations, decode,
+/// batched decode (`mma.sync`, `wgmma`, wide), then expand. Not every module has all of them:
+/// the `wgmma` and wide forms are Hopper's, and the sm_90a module leaves out the bf16
+/// `mma.sync` batched kernels that its `wgmma` form replaces.
 pub fn entries() -> impl Iterator<Item = &'static str> {
-    DECODE_ENTRIES
-        .iter()
-        .chain(BATCHED_ENTRIES.iter())
-        .chain(BATCHED_WGMMA_ENTRIES.iter())
-        .chain(WIDE_BATCHED_ENTRIES.iter())
-        .chain(EXPAND_ENTRIES.iter())
-        .copied()
+    [&F16_ENTRIES, &BF16_ENTRIES].into_iter().flat_map(|t| {
+        t.decode
+            .iter()
+            .chain(t.batched.iter())
+            .chain(t.batched_wgmma.iter())
+            .chain(t.batched_wide.iter())
+            .chain(t.expand.iter())
+            .copied()
+    })
 }
 
 /// Queues `c = a · dequant(w)` on `path` (`blocks`: decode only, see [`launch_decode`]).
 #[allow(clippy::too_many_arguments)]
-pub fn launch<T: Fp16Bits>(
+pub fn launch<T: ActivationElement>(
     gpu: &Runtime,
     path: Path,
     a: &impl DevicePtr<T>,
@@ -749,16 +947,88 @@ mod tests {
 
     #[test]
     fn entry_tables_line_up() {
-        for (i, suffix) in SUFFIXES.iter().enumerate() {
-            assert_eq!(DECODE_ENTRIES[i], format!("dequant_decode_{suffix}"));
-            assert_eq!(BATCHED_ENTRIES[i], format!("dequant_batched_{suffix}"));
-            if let Some(entry) = BATCHED_WGMMA_ENTRIES.get(i) {
-                assert_eq!(*entry, format!("dequant_batched_wgmma_{suffix}"));
+        for (tables, infix) in [(&F16_ENTRIES, ""), (&BF16_ENTRIES, "bf16_")] {
+            for (i, suffix) in SUFFIXES.iter().enumerate() {
+                let name = |kind: &str| format!("dequant_{kind}_{infix}{suffix}");
+                assert_eq!(tables.decode[i], name("decode"));
+                assert_eq!(tables.batched[i], name("batched"));
+                assert_eq!(tables.expand[i], name("expand"));
+                if let Some(entry) = tables.batched_wgmma.get(i) {
+                    assert_eq!(*entry, name("batched_wgmma"));
+                }
+                if let Some(entry) = tables.batched_wide.get(i) {
+                    assert_eq!(*entry, name("batched128"));
+                }
             }
-            if let Some(entry) = WIDE_BATCHED_ENTRIES.get(i) {
-                assert_eq!(*entry, format!("dequant_batched128_{suffix}"));
+            // wgmma: every decoder but fp16 weights.
+            assert_eq!(tables.batched_wgmma.len(), 18);
+            assert_eq!(SUFFIXES[tables.batched_wgmma.len()], "half");
+        }
+        // The wide form: integer codes, fp16 activations only.
+        assert_eq!(F16_ENTRIES.batched_wide.len(), 8);
+        assert_eq!(SUFFIXES[7], "int8");
+        assert!(BF16_ENTRIES.batched_wide.is_empty());
+        // Every entry once: 19 · 3 + 18 + 8 for fp16, 19 · 3 + 18 for bf16.
+        let all: Vec<&str> = entries().collect();
+        assert_eq!(all.len(), 83 + 75);
+        let unique: std::collections::BTreeSet<&str> = all.iter().copied().collect();
+        assert_eq!(unique.len(), all.len());
+    }
+
+    #[test]
+    fn activation_types_parse_and_name_their_entries() {
+        assert_eq!(
+            "f16".parse::<ActivationType>().unwrap(),
+            ActivationType::F16
+        );
+        assert_eq!(
+            "FP16".parse::<ActivationType>().unwrap(),
+            ActivationType::F16
+        );
+        assert_eq!(
+            "bf16".parse::<ActivationType>().unwrap(),
+            ActivationType::Bf16
+        );
+        assert!("f32".parse::<ActivationType>().is_err());
+        assert_eq!(ActivationType::default(), ActivationType::F16);
+        assert_eq!(<u16 as ActivationElement>::TYPE, ActivationType::F16);
+        assert_eq!(<half::f16 as ActivationElement>::TYPE, ActivationType::F16);
+        assert_eq!(
+            <half::bf16 as ActivationElement>::TYPE,
+            ActivationType::Bf16
+        );
+        assert_eq!(ActivationType::Bf16.dtype(), DType::Bf16);
+    }
+
+    #[test]
+    fn weight_rounding_by_path_format_and_activation() {
+        use ActivationType::{Bf16, F16};
+        use WeightRounding::{Bf16 as ToBf16, Exact, Fp16 as ToFp16};
+        let (u4, e2m1, e5m2) = (
+            WeightFormat::Unsigned(4),
+            WeightFormat::Float {
+                exponent: 2,
+                mantissa: 1,
+            },
+            WeightFormat::Float {
+                exponent: 5,
+                mantissa: 2,
+            },
+        );
+        for format in [u4, e2m1] {
+            for activation in [F16, Bf16] {
+                assert_eq!(weight_rounding(Path::Decode, format, activation), Exact);
             }
-            assert_eq!(EXPAND_ENTRIES[i], format!("dequant_expand_{suffix}"));
+            assert_eq!(weight_rounding(Path::Batched, format, F16), ToFp16);
+            assert_eq!(weight_rounding(Path::Prefill, format, F16), ToFp16);
+            assert_eq!(weight_rounding(Path::Batched, format, Bf16), ToBf16);
+            assert_eq!(weight_rounding(Path::Prefill, format, Bf16), ToBf16);
+        }
+        for path in [Path::Decode, Path::Batched, Path::Prefill] {
+            assert_eq!(weight_rounding(path, e5m2, F16), ToFp16);
+            assert_eq!(weight_rounding(path, e5m2, Bf16), ToBf16);
+            assert_eq!(weight_rounding(path, WeightFormat::F16, F16), Exact);
+            assert_eq!(weight_rounding(path, WeightFormat::F16, Bf16), ToBf16);
         }
     }
 

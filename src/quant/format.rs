@@ -23,7 +23,7 @@
 //! never below fp16's smallest normal number, 2⁻¹⁴ (see [`fp16_scale`]).
 
 use crate::GemmError;
-use half::f16;
+use half::{bf16, f16};
 use std::fmt;
 use std::str::FromStr;
 
@@ -377,18 +377,57 @@ pub fn fp16_scale(s: f32) -> f16 {
     }
 }
 
+/// How a kernel turns a code's value and its group's fp16 scale into the weight it multiplies
+/// by (`crate::quant::fast::weight_rounding` says which kernel does what).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WeightRounding {
+    /// The exact `value · scale` (no rounding: the product of two short significands fits in
+    /// f32).
+    Exact,
+    /// `fp16(value · scale)`, to nearest even.
+    Fp16,
+    /// `bf16(value · bf16(scale))`: the scale rounded to bf16 first, then the exact product
+    /// rounded to bf16, both to nearest even. With no scale (fp16 weights): `bf16(value)`.
+    Bf16,
+}
+
+impl WeightRounding {
+    /// The weight of `value` (the code's value, less its zero point: exact in f32) in a group
+    /// scaled by `scale` (1 for fp16 weights, which have no scales).
+    pub fn weight(self, value: f32, scale: f16) -> f32 {
+        match self {
+            WeightRounding::Exact => value * scale.to_f32(),
+            WeightRounding::Fp16 => f16::from_f32(value * scale.to_f32()).to_f32(),
+            WeightRounding::Bf16 => {
+                let scale = bf16::from_f32(scale.to_f32()).to_f32();
+                bf16::from_f32(value * scale).to_f32()
+            }
+        }
+    }
+}
+
 impl Quantized {
     /// The dequantized weights, row-major `k×n`: `(value(code) − zero) · scale`.
     pub fn dequantize(&self) -> Vec<f32> {
+        self.dequantize_as(WeightRounding::Exact)
+    }
+
+    /// The weights as a kernel that rounds them by `rounding` multiplies by, row-major `k×n`
+    /// (`crate::quant::fast::weight_rounding` gives a path's rounding).
+    pub fn dequantize_as(&self, rounding: WeightRounding) -> Vec<f32> {
         if self.format == WeightFormat::F16 {
-            return self.codes.iter().map(|&c| self.format.decode(c)).collect();
+            return self
+                .codes
+                .iter()
+                .map(|&c| rounding.weight(self.format.decode(c), f16::ONE))
+                .collect();
         }
         (0..self.k * self.n)
             .map(|i| {
                 let (row, col) = (i / self.n, i % self.n);
                 let g = (row / self.group) * self.n + col;
                 let zero = self.zeros.as_ref().map_or(0.0, |z| z[g] as f32);
-                (self.format.decode(self.codes[i]) - zero) * self.scales[g].to_f32()
+                rounding.weight(self.format.decode(self.codes[i]) - zero, self.scales[g])
             })
             .collect()
     }
@@ -596,5 +635,74 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn weights_as_used_round_as_each_kernel_does() {
+        // u4 with zero point 3, one group per column; scales chosen so that each rounding
+        // differs from the exact weight.
+        // Scale 1 + 3·2⁻¹⁰ (fp16-exact): bf16 keeps 7 fraction bits, so it rounds to 1
+        // (3·2⁻¹⁰ < 2⁻⁸, below half a bf16 step).
+        let scale = f16::from_f32(1.0 + 3.0 / 1024.0);
+        assert_eq!(scale.to_f32(), 1.0 + 3.0 / 1024.0);
+        let q = Quantized {
+            format: WeightFormat::Unsigned(4),
+            group: 2,
+            k: 2,
+            n: 2,
+            codes: vec![15, 3, 0, 8],
+            scales: vec![scale, f16::from_f32(0.375)],
+            zeros: Some(vec![3, 3]),
+        };
+        let s = scale.to_f32();
+        // Values: 12, 0, -3, 5.
+        assert_eq!(
+            q.dequantize_as(WeightRounding::Exact),
+            [12.0 * s, 0.0, -3.0 * s, 5.0 * 0.375]
+        );
+        assert_eq!(q.dequantize(), q.dequantize_as(WeightRounding::Exact));
+        // fp16: 12·(1 + 3·2⁻¹⁰) = 12 + 36·2⁻¹⁰ = 12.03515625; fp16 steps are 2⁻⁷ in [8, 16):
+        // 4.5 steps, a tie, to even: 12 + 4·2⁻⁷ = 12.03125. -3·s = -3.0087890625; steps of
+        // 2⁻⁹ in [2, 4): 4.5 steps, to even: -(3 + 4·2⁻⁹) = -3.0078125.
+        assert_eq!(
+            q.dequantize_as(WeightRounding::Fp16),
+            [12.03125, 0.0, -3.0078125, 1.875]
+        );
+        // bf16: bf16(s) = 1, so 12 and -3 exactly; 5 · 0.375 = 1.875 fits in bf16's 8 bits.
+        assert_eq!(
+            q.dequantize_as(WeightRounding::Bf16),
+            [12.0, 0.0, -3.0, 1.875]
+        );
+        // The scale is rounded to bf16 before the product: 307 · 2⁻¹⁰ = 0.2998046875 (exact in
+        // fp16) is 153.5 bf16 steps of 2⁻⁹, a tie, to even: 154 · 2⁻⁹ = 0.30078125. Times 7:
+        // 2.10546875 = 134.75 steps of 2⁻⁶, so 2.109375; rounding only the exact product
+        // (2.0986328125, 134.31 steps) would give 2.09375.
+        let point_three = f16::from_f32(307.0 / 1024.0);
+        assert_eq!(point_three.to_f32(), 307.0 / 1024.0);
+        assert_eq!(bf16::from_f32(point_three.to_f32()).to_f32(), 0.30078125);
+        assert_eq!(WeightRounding::Bf16.weight(7.0, point_three), 2.109375);
+        assert_eq!(
+            bf16::from_f32(7.0 * point_three.to_f32()).to_f32(),
+            2.09375,
+            "the scale's own rounding matters"
+        );
+        assert_eq!(
+            WeightRounding::Exact.weight(7.0, point_three),
+            7.0 * 307.0 / 1024.0
+        );
+    }
+
+    #[test]
+    fn fp16_weights_round_to_bf16_only_for_bf16() {
+        // 1 + 2⁻¹⁰ (fp16-exact) is below half a bf16 step above 1: bf16 gives 1. 1 + 3·2⁻⁸
+        // is a bf16 tie between 1 + 2⁻⁷ and 1 + 2·2⁻⁷: to even, 1 + 2·2⁻⁷.
+        let values = [1.0 + 1.0 / 1024.0, 1.0 + 3.0 / 256.0, -0.5];
+        let q = quantize(&values, 1, 3, WeightFormat::F16, 1, false).unwrap();
+        assert_eq!(q.dequantize_as(WeightRounding::Exact), values);
+        assert_eq!(q.dequantize_as(WeightRounding::Fp16), values);
+        assert_eq!(
+            q.dequantize_as(WeightRounding::Bf16),
+            [1.0, 1.0 + 2.0 / 128.0, -0.5]
+        );
     }
 }

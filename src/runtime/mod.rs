@@ -142,6 +142,28 @@ impl Runtime {
         Self::with_ptx(context.default_stream(), ptx)
     }
 
+    /// Another runtime on the same stream and loaded module, with caches of its own: what a
+    /// [`crate::Gemm`] over the kernels this runtime launches is made from (the bf16 prefill of
+    /// the fast dequant kernels).
+    pub(crate) fn sharing(&self) -> Runtime {
+        Runtime {
+            context: self.context.clone(),
+            stream: self.stream.clone(),
+            module: self.module.clone(),
+            functions: Mutex::new(HashMap::new()),
+            entries: self.entries.clone(),
+            ptx_target: self.ptx_target.clone(),
+            tensor_maps: Mutex::new(HashMap::new()),
+            scratch: Mutex::new(None),
+            info: self.info.clone(),
+        }
+    }
+
+    /// Whether `other` launches on the same stream from the same loaded module.
+    pub(crate) fn shares_module_and_stream(&self, other: &Runtime) -> bool {
+        Arc::ptr_eq(&self.stream, &other.stream) && Arc::ptr_eq(&self.module, &other.module)
+    }
+
     /// The `.target` of the loaded PTX (`sm_80`, `sm_90a`).
     pub fn ptx_target(&self) -> &str {
         &self.ptx_target

@@ -194,18 +194,23 @@ pub fn tolerance(dtype: DType, k: usize, magnitude: f64, expected: f64) -> f64 {
         + tiny
 }
 
-/// The largest error of one output of a dequantizing GEMM (fp16 activations and output, fp32
-/// accumulation) whose exact value is `sum` with `magnitude = Σ|x·w|` over `k` terms: the
-/// output's rounding, fp32 accumulation in any order, and when the path rounds each weight to
-/// fp16 before the product (`weights_rounded`), that rounding; plus fp16's smallest normal for
-/// results near zero.
-pub fn quantized_tolerance(sum: f64, magnitude: f64, k: usize, weights_rounded: bool) -> f64 {
-    let weight_rounding = if weights_rounded {
-        f64::powi(2.0, -11)
-    } else {
-        0.0
+/// The largest error of one output of a dequantizing GEMM (fp32 accumulation, output in the
+/// activations' type) whose value with the weights as the path uses them
+/// (`Quantized::dequantize_as`) is `sum`, with `magnitude = Σ|x·w|` over `k` terms: the
+/// output's rounding (fp16 or bf16), fp32 accumulation in any order, plus the output type's
+/// smallest normal for results near zero.
+pub fn quantized_tolerance(
+    sum: f64,
+    magnitude: f64,
+    k: usize,
+    activation: rust_gemm::quant::fast::ActivationType,
+) -> f64 {
+    use rust_gemm::quant::fast::ActivationType;
+    let (output_roundoff, smallest_normal) = match activation {
+        ActivationType::F16 => (f64::powi(2.0, -11), f64::powi(2.0, -14)),
+        ActivationType::Bf16 => (f64::powi(2.0, -8), f64::powi(2.0, -126)),
     };
-    f64::powi(2.0, -11) * sum.abs()
-        + (weight_rounding + (k as f64 + 4.0) * f64::powi(2.0, -24)) * magnitude * 1.2
-        + f64::powi(2.0, -14)
+    output_roundoff * sum.abs()
+        + (k as f64 + 4.0) * f64::powi(2.0, -24) * magnitude * 1.2
+        + smallest_normal
 }

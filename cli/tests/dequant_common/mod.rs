@@ -1,7 +1,8 @@
-//! What the dequant GPU tests share: the GPU, every weight format, random fp16 activations.
+//! What the dequant GPU tests share: the GPU, every weight format, random fp16 and bf16
+//! activations.
 
-use half::f16;
 use rust_gemm::check::cpu::random_matrix;
+use rust_gemm::element::Element;
 use rust_gemm::harness::gpu::Gpu;
 use rust_gemm::quant::format::WeightFormat;
 
@@ -26,10 +27,10 @@ pub fn formats() -> Vec<(WeightFormat, bool)> {
     all
 }
 
-/// `len` fp16 values, uniform in [-1, 1) before rounding.
-pub fn half_matrix(len: usize, seed: u64) -> Vec<f16> {
+/// `len` activations of type `T` (fp16 or bf16), uniform in [-1, 1) before rounding.
+pub fn activations<T: Element>(len: usize, seed: u64) -> Vec<T> {
     random_matrix(len, seed)
         .into_iter()
-        .map(f16::from_f32)
+        .map(T::from_f32)
         .collect()
 }
