@@ -560,7 +560,11 @@ mod tests {
             let (k, n) = (chunk_k(format.bits()), 256);
             for scale in [0.0137f32, 1.0, 3.5e-4, 117.0].map(crate::quant::format::fp16_scale) {
                 let bf16_scale = bf16::from_f32(scale.to_f32()).to_f64();
-                for zero in if zeros { vec![0, 3, (1 << bits) - 1] } else { vec![0] } {
+                for zero in if zeros {
+                    vec![0, 3, (1 << bits) - 1]
+                } else {
+                    vec![0]
+                } {
                     let zero_list = vec![zero; n];
                     let p = Prepacked::from_codes(
                         format,
