@@ -1,7 +1,8 @@
 //! `QuantizedWeights` fuzzed on the GPU: random formats (u1–u8, i2–i8, small floats e1–e5),
 //! group sizes (32 to 512 rows, or one group per column), zero points (unsigned formats),
-//! shapes, and for each weight matrix one decode batch (m ≤ 16) and one prefill batch
-//! (m > 16), activations and outputs as views into longer buffers. Each product is checked
+//! shapes, fp16 or bf16 activations, and for each weight matrix one decode batch (m ≤ 16) and
+//! one batch of m > 16 (batched decode or prefill), activations and outputs as views into
+//! longer buffers. Each product is checked
 //! against the f64 product with the weights as the path uses them
 //! (`Quantized::dequantize_as`); the output's tail must stay untouched. About one weight
 //! request in twenty asks for a group the format cannot serve and must be refused with a typed
@@ -16,10 +17,10 @@ mod common;
 use common::fuzz::{indices_from_env, seed_from_env};
 use common::{Rng, quantized_tolerance, random};
 use cudarc::driver::{CudaContext, CudaStream};
-use half::f16;
+use half::{bf16, f16};
 use rust_gemm::quant::fast::{ActivationType, weight_rounding};
-use rust_gemm::quant::format::quantize;
-use rust_gemm::{Gemm, GemmError, Group, QuantizedWeights, WeightFormat};
+use rust_gemm::quant::format::{Quantized, quantize};
+use rust_gemm::{Gemm, GemmError, Group, QuantizedActivation, QuantizedWeights, WeightFormat};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -38,6 +39,8 @@ struct QuantCase {
     ms: [usize; 2],
     /// Whether the group is one the format cannot serve (a refusal is expected).
     bad_group: bool,
+    /// The activations' (and output's) type.
+    activation: ActivationType,
 }
 
 fn generate(seed: u64, index: u64) -> QuantCase {
@@ -73,6 +76,12 @@ fn generate(seed: u64, index: u64) -> QuantCase {
     };
     let decode_m = rng.range(1..=16);
     let prefill_m = rng.range(17..=300).min((MULTIPLY_ADDS / (n * k)).max(17));
+    // Drawn last, so that the other fields of a seed's cases do not depend on it.
+    let activation = if rng.chance(0.5) {
+        ActivationType::Bf16
+    } else {
+        ActivationType::F16
+    };
     QuantCase {
         format,
         group,
@@ -81,6 +90,7 @@ fn generate(seed: u64, index: u64) -> QuantCase {
         n,
         ms: [decode_m, prefill_m],
         bad_group,
+        activation,
     }
 }
 
@@ -114,47 +124,67 @@ fn run(
         .map_err(|e| format!("reference quantize: {e}"))?;
     let mut paths = Vec::new();
     for (j, &m) in case.ms.iter().enumerate() {
-        let x: Vec<f16> = random(m * k + 5, seed + 1 + j as u64)
-            .iter()
-            .map(|&v| f16::from_f64(v))
-            .collect();
-        let x_dev = stream.clone_htod(&x).map_err(|e| e.to_string())?;
-        let poison = vec![f16::NAN; m * n + 5];
-        let mut y_dev = stream.clone_htod(&poison).map_err(|e| e.to_string())?;
-        // Views: x starts 3 elements in, y is longer than m × n.
-        let x_view = x_dev.slice(3..);
-        let mut y_view = y_dev.slice_mut(..m * n + 2);
-        qw.matmul(gemm, &x_view, &mut y_view, m)
-            .map_err(|e| format!("m {m}: {e}"))?;
-        let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
-        let path = qw.path(gemm, m);
-        let activation = ActivationType::F16;
-        let used = reference.dequantize_as(weight_rounding(path, case.format, activation));
-        for r in 0..m {
-            for c in 0..n {
-                let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
-                for l in 0..k {
-                    let term = x[3 + r * k + l].to_f64() * used[l * n + c] as f64;
-                    sum += term;
-                    magnitude += term.abs();
-                }
-                let got = y[r * n + c].to_f64();
-                let allowed = quantized_tolerance(sum, magnitude, k, activation);
-                if (got - sum).abs() > allowed || got.is_nan() {
-                    return Err(format!(
-                        "m {m} ({path:?}): y[{r}, {c}] is {got}, expected {sum} (tolerance {allowed:e})"
-                    ));
-                }
-            }
-        }
-        if y[m * n..].iter().any(|v| !v.is_nan()) {
-            return Err(format!(
-                "m {m} ({path:?}): elements past m × n were written"
-            ));
-        }
-        paths.push(format!("{path:?}"));
+        let seed = seed + 1 + j as u64;
+        paths.push(match case.activation {
+            ActivationType::F16 => product::<f16>(stream, gemm, &qw, &reference, case, m, seed),
+            ActivationType::Bf16 => product::<bf16>(stream, gemm, &qw, &reference, case, m, seed),
+        }?);
     }
     Ok(paths)
+}
+
+/// One product of `m` random rows of type `T` with `qw`, checked against `reference` (the same
+/// quantization on the CPU); returns the path taken, or why it failed.
+fn product<T: QuantizedActivation>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    qw: &QuantizedWeights,
+    reference: &Quantized,
+    case: &QuantCase,
+    m: usize,
+    seed: u64,
+) -> Result<String, String> {
+    let (k, n) = (case.k, case.n);
+    let x: Vec<T> = random(m * k + 5, seed)
+        .iter()
+        .map(|&v| T::from_f32(v as f32))
+        .collect();
+    let x_dev = stream.clone_htod(&x).map_err(|e| e.to_string())?;
+    let poison = vec![T::from_f32(f32::NAN); m * n + 5];
+    let mut y_dev = stream.clone_htod(&poison).map_err(|e| e.to_string())?;
+    // Views: x starts 3 elements in, y is longer than m × n.
+    let x_view = x_dev.slice(3..);
+    let mut y_view = y_dev.slice_mut(..m * n + 2);
+    qw.matmul(gemm, &x_view, &mut y_view, m)
+        .map_err(|e| format!("m {m}: {e}"))?;
+    let y = stream.clone_dtoh(&y_dev).map_err(|e| e.to_string())?;
+    let path = qw.path(gemm, m);
+    let activation = T::TYPE;
+    let used = reference.dequantize_as(weight_rounding(path, case.format, activation));
+    for r in 0..m {
+        for c in 0..n {
+            let (mut sum, mut magnitude) = (0.0f64, 0.0f64);
+            for l in 0..k {
+                let term = x[3 + r * k + l].to_f32() as f64 * used[l * n + c] as f64;
+                sum += term;
+                magnitude += term.abs();
+            }
+            let got = y[r * n + c].to_f32() as f64;
+            let allowed = quantized_tolerance(sum, magnitude, k, activation);
+            if (got - sum).abs() > allowed || got.is_nan() {
+                return Err(format!(
+                    "m {m} ({path:?}, {activation}): y[{r}, {c}] is {got}, expected {sum} \
+                     (tolerance {allowed:e})"
+                ));
+            }
+        }
+    }
+    if y[m * n..].iter().any(|v| !v.to_f32().is_nan()) {
+        return Err(format!(
+            "m {m} ({path:?}, {activation}): elements past m × n were written"
+        ));
+    }
+    Ok(format!("{path:?}"))
 }
 
 #[test]
@@ -182,6 +212,9 @@ fn generated_quantized_products() {
                     _ => "float",
                 };
                 *tally.entry(format!("format {format}")).or_default() += 1;
+                *tally
+                    .entry(format!("activation {}", case.activation))
+                    .or_default() += 1;
             }
             Err(message) => {
                 eprintln!(
@@ -196,7 +229,10 @@ fn generated_quantized_products() {
             }
         }
     }
-    let products = tally.get("Decode").unwrap_or(&0) + tally.get("Prefill").unwrap_or(&0);
+    let products = ["Decode", "Batched", "Prefill"]
+        .iter()
+        .map(|path| tally.get(*path).unwrap_or(&0))
+        .sum::<usize>();
     let summary = format!(
         "{{\n  \"test\": \"api_quantized_fuzz_gpu\",\n  \"seed\": {seed},\n  \"weight_matrices\": \
          {count},\n  \"products_checked\": {products},\n  \"failures\": {},\n  \"failed_cases\": \

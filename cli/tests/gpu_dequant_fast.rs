@@ -369,7 +369,8 @@ fn sanitizer_subset() {
     // A few formats over every kind of launch, small enough for compute-sanitizer's racecheck
     // (scripts/sanitize.sh): each decoder (integer in place and by planes, with and without zero
     // points, small floats through fp16 and f32, fp16), groups of one and several per chunk,
-    // ragged shapes, whole and shared tiles, and the prefill expansion.
+    // ragged shapes, whole and shared tiles, and the prefill expansion; each with fp16 and with
+    // bf16 activations.
     let gpu = open_gpu();
     let formats = [
         (WeightFormat::Unsigned(4), true),
@@ -410,6 +411,15 @@ fn sanitizer_subset() {
             let quantized =
                 quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
             failures.extend(check(&gpu, &quantized, m, path, blocks, seed + 1));
+            failures.extend(check_kernel::<bf16>(
+                &gpu,
+                &quantized,
+                m,
+                path,
+                false,
+                blocks,
+                seed + 2,
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
