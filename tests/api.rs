@@ -744,11 +744,13 @@ fn thin_kernels_come_first_in_every_list() {
     }
 }
 
-/// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): v13's 32-row variant
-/// for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]` with k > 64, else v13
-/// (`dispatch::passed_over`).
+/// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): the general kernel for
+/// small products, v13's 32-row variant for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]`
+/// with k > 64, else v13 (`dispatch::passed_over`).
 fn expected_v13(p: &Problem) -> &'static str {
-    if p.m <= 32 {
+    if rust_gemm::api::dispatch::small_f32_product(p) {
+        "general"
+    } else if p.m <= 32 {
         "v13_m32"
     } else if p.m <= 64
         || (p.b_layout == BLayout::Kn && p.k > rust_gemm::api::dispatch::V13_M64_SHORT_K)
@@ -776,16 +778,17 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 ["v13_m32", "v13_m64", "v13", "general"],
                 "{names:?}"
             );
+            // (No small products: those take the general kernel, tested below.)
             for (m, n, k) in [
                 (9, 4096, 4096),
                 (16, 28672, 8192),
                 (32, 11008, 4096),
-                (33, 17, 9),
+                (33, 8191, 300),
                 (64, 4096, 14336),
                 (65, 4096, 4096),
                 (4096, 4096, 4096),
                 (1000, 1000, 1000),
-                (2047, 2049, 64),
+                (4095, 2049, 64),
                 (2047, 2049, 65),
             ] {
                 let p = problem(DType::F32, layout, m, n, k);
@@ -849,6 +852,70 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
         .unwrap();
         assert!(!plan.kernel.name.starts_with("v13"));
     }
+}
+
+#[test]
+fn small_f32_products_take_the_general_kernel() {
+    use rust_gemm::api::dispatch::small_f32_product;
+    for caps in [hopper(), ampere()] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // At most 2^25 multiply-adds with k ≤ 256, or k ≤ 64 with at most 2^22 outputs.
+            for (m, n, k) in [
+                (33, 17, 9),
+                (128, 128, 128),
+                (127, 129, 131),
+                (256, 256, 256),
+                (9, 9, 256),
+                (2047, 2049, 33),
+                (2048, 2048, 64),
+                (1024, 4096, 1),
+            ] {
+                let p = problem(DType::F32, layout, m, n, k);
+                assert!(small_f32_product(&p), "{m}×{n}×{k}");
+                let plan = choose(&caps, &p, None).unwrap();
+                assert_eq!(plan.kernel.name, "general", "{m}×{n}×{k}: {}", plan.reason);
+                assert!(
+                    plan.reason.contains("v13: a small product"),
+                    "{}",
+                    plan.reason
+                );
+                // Forced, v13 still runs it.
+                assert_eq!(choose(&caps, &p, Some("v13")).unwrap().kernel.name, "v13");
+            }
+            // Just past either bound, and TF32 calls, keep their kernels.
+            for (m, n, k) in [
+                (256, 256, 257),
+                (384, 384, 384),
+                (2048, 2049, 64),
+                (2048, 2048, 65),
+                (8192, 8192, 64),
+                (17, 17, 65537),
+            ] {
+                let p = problem(DType::F32, layout, m, n, k);
+                assert!(!small_f32_product(&p), "{m}×{n}×{k}");
+                let plan = choose(&caps, &p, None).unwrap();
+                assert!(
+                    plan.kernel.name.starts_with("v13"),
+                    "{m}×{n}×{k}: {}",
+                    plan.reason
+                );
+            }
+            let plan = choose(&caps, &problem(DType::Tf32, layout, 256, 256, 256), None).unwrap();
+            assert!(!plan.reason.contains("a small product"), "{}", plan.reason);
+        }
+    }
+    // A batch of small products is one large product.
+    let mut r = request(DType::F32, 256, 256, 256);
+    r.batch = 8;
+    let p = validate(&r, buffers(8 * 256 * 256, 8 * 256 * 256, 8 * 256 * 256)).unwrap();
+    assert!(!small_f32_product(&p));
+    assert!(
+        choose(&hopper(), &p, None)
+            .unwrap()
+            .kernel
+            .name
+            .starts_with("v13")
+    );
 }
 
 #[test]

@@ -957,8 +957,9 @@ fn split_refusal(
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
 ///
-/// v13's 32- and 64-row variants outside the shapes where they were measured faster than v13
-/// (`v13_variant_passed_over`). The FMA `thin_n` kernel (f32, fp16, bf16) and the fp32
+/// v13 and its variants for small exact-f32 products ([`small_f32_product`]), where the
+/// general kernel was measured faster. v13's 32- and 64-row variants outside the shapes where
+/// they were measured faster than v13 (`v13_variant_passed_over`). The FMA `thin_n` kernel (f32, fp16, bf16) and the fp32
 /// kernel v13 (and its variants) when n ≤ 8 and k ≤ [`SHORT_K`]: the general kernel (or, for
 /// fp16/bf16, v15) is faster there. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
 /// one of its k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
@@ -968,6 +969,17 @@ fn split_refusal(
 /// And v19 (TF32) on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if spec.dtype == DType::F32
+        && matches!(spec.name, "v13" | "v13_m64" | "v13_m32")
+        && small_f32_product(problem)
+    {
+        return Some(
+            "a small product (at most 2^25 multiply-adds with k ≤ 256, or k ≤ 64 with at most \
+             2^22 elements of C): the general kernel was measured faster (passed over, not \
+             refused: it runs when forced)"
+                .to_string(),
+        );
+    }
     if let Some(reason) = v13_variant_passed_over(spec, problem) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
@@ -1058,6 +1070,32 @@ fn v13_variant_passed_over(spec: &KernelSpec, problem: &Problem) -> Option<Strin
         _ => None,
     }
 }
+
+/// Whether an exact-f32 `problem` is small enough that the general kernel beats v13 and its
+/// variants, as measured on the H100 (`docs/results/f32-small-products`, each kernel
+/// forced at the same shapes, both B layouts): v13's 128-, 64- or 32-row block tiles give so
+/// small a product a handful of blocks whose latency is the whole time (one 128 × 128 tile
+/// over k = 128 takes 31–38 µs), where the general kernel's small tiles spread it over the
+/// SMs. The general kernel took 14–16 µs at 128³ and 127×129×131 (v13 and its variants
+/// 31–45), 20–25 µs at 256³ (40–54) and 33–39 µs at 2048×2048×32, 2048×2048×33 and
+/// 2047×2049×33 (38–60); at 8192×8192×64 it was slower (515 µs against v13's 366), so the
+/// rule stops at m·n ≤ 2^22 there, and at 2^25 multiply-adds (256³ is 2^24) with k ≤ 256
+/// elsewhere (longer k with few tiles is split-K's, which v13 has).
+pub fn small_f32_product(problem: &Problem) -> bool {
+    // Over the whole batch: a batch of small products fills the device like one large one.
+    let outputs = (problem.m as u64)
+        .saturating_mul(problem.n as u64)
+        .saturating_mul(problem.batch as u64);
+    let k = problem.k as u64;
+    let few_macs = outputs.saturating_mul(k) <= SMALL_PRODUCT_MACS && k <= 256;
+    let short_k = k <= 64 && outputs <= SMALL_SHORT_K_OUTPUTS;
+    few_macs || short_k
+}
+
+/// The most multiply-adds (batch·m·n·k, k ≤ 256) of a [`small_f32_product`].
+pub const SMALL_PRODUCT_MACS: u64 = 1 << 25;
+/// The most elements of C (batch·m·n) of a [`small_f32_product`] with k ≤ 64.
+pub const SMALL_SHORT_K_OUTPUTS: u64 = 1 << 22;
 
 /// The longest k at which dispatch passes `v13_m64` over for v13 when m > 64 (B `[k, n]`):
 /// measured at k = 33 and 64 (v13 faster), 131 (`v13_m64` faster).
