@@ -212,31 +212,24 @@ mod sealed {
         gpu.launch_rung(prefill_rung(gpu, shape.k, shape.n)?, a, expanded, c, shape)
     }
 
-    impl PrefillProduct for u16 {
-        fn multiply_expanded(
-            gpu: &Runtime,
-            a: &impl DevicePtr<Self>,
-            expanded: &CudaView<'_, Self>,
-            c: &mut impl DevicePtrMut<Self>,
-            shape: &GemmShape,
-            _gemm: &mut Option<Gemm>,
-        ) -> Result<(), GemmError> {
-            fp16_rung(gpu, a, expanded, c, shape)
-        }
+    /// fp16, as bits (`u16`) or as `half::f16`: the ladder's fp16 rung ([`fp16_rung`]).
+    macro_rules! fp16_prefill {
+        ($($t:ty),*) => {$(
+            impl PrefillProduct for $t {
+                fn multiply_expanded(
+                    gpu: &Runtime,
+                    a: &impl DevicePtr<Self>,
+                    expanded: &CudaView<'_, Self>,
+                    c: &mut impl DevicePtrMut<Self>,
+                    shape: &GemmShape,
+                    _gemm: &mut Option<Gemm>,
+                ) -> Result<(), GemmError> {
+                    fp16_rung(gpu, a, expanded, c, shape)
+                }
+            }
+        )*};
     }
-
-    impl PrefillProduct for half::f16 {
-        fn multiply_expanded(
-            gpu: &Runtime,
-            a: &impl DevicePtr<Self>,
-            expanded: &CudaView<'_, Self>,
-            c: &mut impl DevicePtrMut<Self>,
-            shape: &GemmShape,
-            _gemm: &mut Option<Gemm>,
-        ) -> Result<(), GemmError> {
-            fp16_rung(gpu, a, expanded, c, shape)
-        }
-    }
+    fp16_prefill!(u16, half::f16);
 
     impl PrefillProduct for half::bf16 {
         fn multiply_expanded(

@@ -425,8 +425,11 @@ mod tests {
         })
     }
 
-    #[test]
-    fn the_device_conversion_gives_every_code_its_dequantized_value_rounded_to_fp16() {
+    /// Calls `check(format, codes, scale, zero, p, offset)` for every format, every code of it
+    /// (fp16 weights: every pattern but NaNs), four scales and the zero points 0, 3 and the
+    /// largest code (unsigned formats; else 0): `p` is one chunk of columns pre-packed with
+    /// that scale and zero point, `offset` fp16's `1024 + zero` as bits.
+    fn for_every_code(mut check: impl FnMut(WeightFormat, &[u32], f16, u32, &Prepacked, u16)) {
         for &format in &all_formats() {
             let bits = format.bits().min(8);
             let codes: Vec<u32> = if format == WeightFormat::F16 {
@@ -436,14 +439,15 @@ mod tests {
             } else {
                 (0..1u32 << bits).collect()
             };
-            let zeros = matches!(format, WeightFormat::Unsigned(_));
+            let zero_points = matches!(format, WeightFormat::Unsigned(_));
+            let zeros = if zero_points {
+                vec![0, 3, (1 << bits) - 1]
+            } else {
+                vec![0]
+            };
             let (k, n) = (chunk_k(format.bits()), 256);
-            let scales: Vec<f16> = [0.0137f32, 1.0, 3.5e-4, 117.0]
-                .iter()
-                .map(|&s| crate::quant::format::fp16_scale(s))
-                .collect();
-            for &scale in &scales {
-                for zero in if zeros { vec![0, 3] } else { vec![0] } {
+            for scale in [0.0137f32, 1.0, 3.5e-4, 117.0].map(crate::quant::format::fp16_scale) {
+                for &zero in &zeros {
                     let zero_list = vec![zero; n];
                     let p = Prepacked::from_codes(
                         format,
@@ -451,34 +455,41 @@ mod tests {
                         k,
                         n,
                         &vec![scale; n],
-                        zeros.then_some(&zero_list[..]),
+                        zero_points.then_some(&zero_list[..]),
                         |_, _| 0,
                     )
                     .unwrap();
                     let offset = f16::from_f32(1024.0 + zero as f32).to_bits();
-                    for pair in codes.chunks(2) {
-                        let pair_codes = [
-                            stored(format, pair[0]),
-                            stored(format, *pair.last().unwrap()),
-                        ];
-                        let got = emulate_pair(&p, pair_codes, scale.to_bits(), offset);
-                        for (i, &code) in [pair[0], *pair.last().unwrap()].iter().enumerate() {
-                            let value = format.decode(code);
-                            let expected = if format == WeightFormat::F16 {
-                                f16::from_f32(value)
-                            } else {
-                                f16::from_f32((value - zero as f32) * scale.to_f32())
-                            };
-                            let got = f16::from_bits(got[i]);
-                            assert!(
-                                got == expected || (got.is_nan() && expected.is_nan()),
-                                "{format} code {code:#x} scale {scale} zero {zero}: {got} != {expected}"
-                            );
-                        }
-                    }
+                    check(format, &codes, scale, zero, &p, offset);
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_device_conversion_gives_every_code_its_dequantized_value_rounded_to_fp16() {
+        for_every_code(|format, codes, scale, zero, p, offset| {
+            for pair in codes.chunks(2) {
+                let pair_codes = [
+                    stored(format, pair[0]),
+                    stored(format, *pair.last().unwrap()),
+                ];
+                let got = emulate_pair(p, pair_codes, scale.to_bits(), offset);
+                for (i, &code) in [pair[0], *pair.last().unwrap()].iter().enumerate() {
+                    let value = format.decode(code);
+                    let expected = if format == WeightFormat::F16 {
+                        f16::from_f32(value)
+                    } else {
+                        f16::from_f32((value - zero as f32) * scale.to_f32())
+                    };
+                    let got = f16::from_bits(got[i]);
+                    assert!(
+                        got == expected || (got.is_nan() && expected.is_nan()),
+                        "{format} code {code:#x} scale {scale} zero {zero}: {got} != {expected}"
+                    );
+                }
+            }
+        });
     }
 
     /// The device's bf16 conversion of one code (`column_constants` and `decode_pair_bf16` in
@@ -547,64 +558,34 @@ mod tests {
     #[test]
     fn the_bf16_conversion_gives_fp16s_exact_weights_and_rounds_scaled_ones_once() {
         use half::bf16;
-        for &format in &all_formats() {
-            let bits = format.bits().min(8);
-            let codes: Vec<u32> = if format == WeightFormat::F16 {
-                (0..=0xFFFFu32)
-                    .filter(|&c| !f16::from_bits(c as u16).is_nan())
-                    .collect()
-            } else {
-                (0..1u32 << bits).collect()
-            };
-            let zeros = matches!(format, WeightFormat::Unsigned(_));
-            let (k, n) = (chunk_k(format.bits()), 256);
-            for scale in [0.0137f32, 1.0, 3.5e-4, 117.0].map(crate::quant::format::fp16_scale) {
-                let bf16_scale = bf16::from_f32(scale.to_f32()).to_f64();
-                for zero in if zeros {
-                    vec![0, 3, (1 << bits) - 1]
-                } else {
-                    vec![0]
-                } {
-                    let zero_list = vec![zero; n];
-                    let p = Prepacked::from_codes(
-                        format,
-                        k,
-                        k,
-                        n,
-                        &vec![scale; n],
-                        zeros.then_some(&zero_list[..]),
-                        |_, _| 0,
-                    )
-                    .unwrap();
-                    let offset = f16::from_f32(1024.0 + zero as f32).to_bits();
-                    for &code in &codes {
-                        let (unscaled, scaled) =
-                            emulate_bf16(&p, stored(format, code), scale.to_bits(), offset);
-                        let value = format.decode(code) as f64 - zero as f64;
-                        let (unscaled, scaled) = (
-                            bf16::from_bits(unscaled as u16).to_f64(),
-                            bf16::from_bits(scaled as u16).to_f64(),
-                        );
-                        let expected_scaled = match Decoder::of(format) {
-                            Decoder::Half => bf16::from_f64(value).to_f64(),
-                            _ => bf16::from_f64(value * bf16_scale).to_f64(),
-                        };
-                        let context = format!("{format} code {code:#x} scale {scale} zero {zero}");
-                        assert_eq!(scaled, expected_scaled, "{context}: scaled");
-                        // Unscaled, integers and floats through bf16 equal fp16's exact weights.
-                        let expected_unscaled = match (Decoder::of(format), format) {
-                            (Decoder::Integer, _) => value,
-                            (Decoder::Float, WeightFormat::Float { exponent, .. }) => {
-                                let bias = (1i32 << (exponent - 1)) - 1;
-                                value * 2f64.powi(bias - 15)
-                            }
-                            _ => expected_scaled,
-                        };
-                        assert_eq!(unscaled, expected_unscaled, "{context}: unscaled");
+        for_every_code(|format, codes, scale, zero, p, offset| {
+            let bf16_scale = bf16::from_f32(scale.to_f32()).to_f64();
+            for &code in codes {
+                let (unscaled, scaled) =
+                    emulate_bf16(p, stored(format, code), scale.to_bits(), offset);
+                let value = format.decode(code) as f64 - zero as f64;
+                let (unscaled, scaled) = (
+                    bf16::from_bits(unscaled as u16).to_f64(),
+                    bf16::from_bits(scaled as u16).to_f64(),
+                );
+                let expected_scaled = match Decoder::of(format) {
+                    Decoder::Half => bf16::from_f64(value).to_f64(),
+                    _ => bf16::from_f64(value * bf16_scale).to_f64(),
+                };
+                let context = format!("{format} code {code:#x} scale {scale} zero {zero}");
+                assert_eq!(scaled, expected_scaled, "{context}: scaled");
+                // Unscaled, integers and floats through bf16 equal fp16's exact weights.
+                let expected_unscaled = match (Decoder::of(format), format) {
+                    (Decoder::Integer, _) => value,
+                    (Decoder::Float, WeightFormat::Float { exponent, .. }) => {
+                        let bias = (1i32 << (exponent - 1)) - 1;
+                        value * 2f64.powi(bias - 15)
                     }
-                }
+                    _ => expected_scaled,
+                };
+                assert_eq!(unscaled, expected_unscaled, "{context}: unscaled");
             }
-        }
+        });
     }
 
     #[test]
