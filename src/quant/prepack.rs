@@ -364,7 +364,7 @@ fn for_each_chunk_in_parallel(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quant::format::quantize;
+    use crate::quant::format::{WeightRounding, quantize};
     use crate::random::random_matrix;
 
     fn all_formats() -> Vec<WeightFormat> {
@@ -477,11 +477,11 @@ mod tests {
                 let got = emulate_pair(p, pair_codes, scale.to_bits(), offset);
                 for (i, &code) in [pair[0], *pair.last().unwrap()].iter().enumerate() {
                     let value = format.decode(code);
-                    let expected = if format == WeightFormat::F16 {
-                        f16::from_f32(value)
+                    let expected = f16::from_f32(if format == WeightFormat::F16 {
+                        WeightRounding::Fp16.weight(value, f16::ONE)
                     } else {
-                        f16::from_f32((value - zero as f32) * scale.to_f32())
-                    };
+                        WeightRounding::Fp16.weight(value - zero as f32, scale)
+                    });
                     let got = f16::from_bits(got[i]);
                     assert!(
                         got == expected || (got.is_nan() && expected.is_nan()),
@@ -559,7 +559,6 @@ mod tests {
     fn the_bf16_conversion_gives_fp16s_exact_weights_and_rounds_scaled_ones_once() {
         use half::bf16;
         for_every_code(|format, codes, scale, zero, p, offset| {
-            let bf16_scale = bf16::from_f32(scale.to_f32()).to_f64();
             for &code in codes {
                 let (unscaled, scaled) =
                     emulate_bf16(p, stored(format, code), scale.to_bits(), offset);
@@ -568,10 +567,11 @@ mod tests {
                     bf16::from_bits(unscaled as u16).to_f64(),
                     bf16::from_bits(scaled as u16).to_f64(),
                 );
+                // What the host reference (`WeightRounding::Bf16`) says the weight is.
                 let expected_scaled = match Decoder::of(format) {
-                    Decoder::Half => bf16::from_f64(value).to_f64(),
-                    _ => bf16::from_f64(value * bf16_scale).to_f64(),
-                };
+                    Decoder::Half => WeightRounding::Bf16.weight(value as f32, f16::ONE),
+                    _ => WeightRounding::Bf16.weight(value as f32, scale),
+                } as f64;
                 let context = format!("{format} code {code:#x} scale {scale} zero {zero}");
                 assert_eq!(scaled, expected_scaled, "{context}: scaled");
                 // Unscaled, integers and floats through bf16 equal fp16's exact weights.
