@@ -313,7 +313,8 @@ fn hopper_only_kernels_are_never_chosen_elsewhere() {
 #[test]
 fn kernels_missing_from_the_ptx_are_passed_over() {
     let mut caps = hopper();
-    caps.entries.retain(|e| e.starts_with("gemm_general"));
+    caps.entries
+        .retain(|e| e.starts_with("gemm_general") && !e.starts_with("gemm_general_mma"));
     let plan = choose(
         &caps,
         &problem(DType::F16, BLayout::Kn, 4096, 4096, 4096),
@@ -967,11 +968,11 @@ fn a_forced_split_is_made_refused_or_passed_over() {
         matches!(&err, GemmError::KernelRefused { kernel: "thin_m", reason } if reason.contains("split")),
         "{err}"
     );
-    // v15 splits where v18 refuses the product (k not a multiple of 8): 17×17×65537 is one
-    // tile.
+    // general_mma splits where v18 refuses the product and v15 would load it element by
+    // element (k not a multiple of 8): 17×17×65537 is one tile.
     let ragged = problem(DType::F16, BLayout::Kn, 17, 17, 65537);
     let plan = choose(&caps, &ragged, None).unwrap();
-    assert_eq!(plan.kernel.name, "v15", "{}", plan.reason);
+    assert_eq!(plan.kernel.name, "general_mma", "{}", plan.reason);
     assert!(plan.splits > 1, "{}", plan.reason);
     // Without the TMA kernel (misaligned rows), a forced split passes over every kernel
     // that cannot make it and says so.
@@ -1075,6 +1076,63 @@ fn the_split_model_agrees_with_the_measured_suite() {
         for (m, n, k) in slower {
             let plan = v18(m, n, k).unwrap();
             assert_eq!(plan.splits, 1, "{m}×{n}×{k}: {}", plan.reason);
+        }
+    }
+}
+
+#[test]
+fn misaligned_half_products_take_general_mma_and_aligned_ones_keep_v15() {
+    use rust_gemm::api::dispatch::v15_loads_elements;
+    // Hopper's 227 KiB of shared memory per block hold v15's 192 KiB; no Ampere or Ada GPU's
+    // do (163 KiB at most), so there every fp16/bf16 tiled product goes to general_mma.
+    for caps in [hopper(), ampere()] {
+        let hopper = caps.compute_capability == (9, 0);
+        for dtype in [DType::F16, DType::Bf16] {
+            for layout in [BLayout::Kn, BLayout::Nk] {
+                // k odd, n odd (B [k, n] only), and a leading dimension off by one: v15 would
+                // take its 2-byte-load path, so general_mma runs.
+                let mut odd_lda = request(dtype, 300, 264, 264);
+                odd_lda.b_layout = layout;
+                odd_lda.lds = (Some(265), None, None);
+                let odd_lda = validate(&odd_lda, buffers(1 << 20, 1 << 20, 1 << 20)).unwrap();
+                for p in [
+                    problem(dtype, layout, 127, 129, 131),
+                    problem(dtype, layout, 4095, 4095, 4095),
+                    problem(dtype, layout, 300, 264, 264 + 3),
+                    odd_lda,
+                ] {
+                    assert!(v15_loads_elements(&p), "{:?}", (p.m, p.n, p.k));
+                    let plan = choose(&caps, &p, None).unwrap();
+                    assert_eq!(plan.kernel.name, "general_mma", "{}", plan.reason);
+                    if hopper {
+                        assert!(
+                            plan.reason.contains("v15: A's or B's rows"),
+                            "{}",
+                            plan.reason
+                        );
+                    }
+                    // Forced, v15 still runs it (where it fits).
+                    if hopper {
+                        assert_eq!(choose(&caps, &p, Some("v15")).unwrap().kernel.name, "v15");
+                    }
+                }
+                // n odd matters only for B [k, n] (v15 copies [n, k] B along k).
+                let n_odd = problem(dtype, layout, 300, 263, 264);
+                assert_eq!(v15_loads_elements(&n_odd), layout == BLayout::Kn);
+                // Aligned rows: v18 where it runs, else v15's copy path where it fits (k ≤ 64
+                // passes v18 over), else general_mma.
+                for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 64), (128, 128, 64)] {
+                    let p = problem(dtype, layout, m, n, k);
+                    assert!(!v15_loads_elements(&p));
+                    let plan = choose(&caps, &p, None).unwrap();
+                    let expected = match (hopper, k <= 64) {
+                        (false, _) => "general_mma",
+                        (true, true) => "v15",
+                        (true, false) => "v18",
+                    };
+                    assert_eq!(plan.kernel.name, expected, "{m}×{n}×{k}: {}", plan.reason);
+                }
+            }
         }
     }
 }

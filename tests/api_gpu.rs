@@ -717,6 +717,34 @@ fn thin_sanitizer_subset() {
     }
 }
 
+/// A few shapes through `general_mma`, forced, fp16 and bf16, both B layouts: plain, ragged
+/// (odd leading dimensions and offset, batch, epilogue) and split in k, with partial tiles along
+/// m, n and k. Small enough for compute-sanitizer's racecheck (`--kernel-regex
+/// kns=general_mma`), with no cuBLAS in the process.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn general_mma_sanitizer_subset() {
+    let (stream, gemm) = open();
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        for (i, &(m, n, k)) in [(127, 129, 131), (3, 70, 33), (65, 5, 300)]
+            .iter()
+            .enumerate()
+        {
+            let base = plain(m, n, k, layout, false);
+            let seed = 9700 + i as u64;
+            let ragged = ragged_everything(base, i);
+            let split = Variant {
+                split_k: Some(3),
+                ..ragged
+            };
+            for v in [base, ragged, split] {
+                check::<half::f16>(&stream, &gemm, v, Some("general_mma"), seed).expect("runs");
+                check::<half::bf16>(&stream, &gemm, v, Some("general_mma"), seed).expect("runs");
+            }
+        }
+    }
+}
+
 /// A few shapes through `v13_m64` and `v13_m32`, forced, plain and split: edge tiles along m,
 /// n and k, for compute-sanitizer (`--kernel-regex kns=v13_m`), with no cuBLAS in the process.
 #[test]

@@ -10,6 +10,7 @@
 pub mod args;
 pub mod dequant;
 pub mod general;
+pub mod general_mma;
 pub mod split_k;
 pub mod thin;
 pub mod v00;

@@ -672,3 +672,39 @@ pub fn dynamic_shared_bytes() -> u32 {
 pub fn trap() -> ! {
     unsafe { nvptx::trap() }
 }
+
+/// `ld.global.b16` of the 16 bits at `at`.
+///
+/// # Safety
+/// `at` must be the address of two readable bytes in global memory, 2-byte aligned.
+#[inline(always)]
+pub unsafe fn load_global_b16(at: u64) -> u16 {
+    let bits: u16;
+    // SAFETY: as the caller promises. Not `pure`: the load must stay under its bounds check.
+    unsafe {
+        core::arch::asm!("ld.global.b16 {v}, [{at}];", v = out(reg16) bits, at = in(reg64) at,
+            options(readonly, nostack))
+    };
+    bits
+}
+
+/// `base + index · stride`, as one `mad.lo.u64` that LLVM may neither hoist out of a loop nor
+/// split into per-slot pointers: left to itself it keeps a 64-bit pointer per load slot and per
+/// row of C alive across the whole k loop, which costs some 30 registers (109 against the
+/// register budget of two or more blocks per SM). Not `pure`, for exactly that reason.
+#[inline(always)]
+pub fn opaque_mad(index: u64, stride: u64, base: u64) -> u64 {
+    let out: u64;
+    // SAFETY: a register computation.
+    unsafe {
+        core::arch::asm!(
+            "mad.lo.u64 {out}, {index}, {stride}, {base};",
+            out = out(reg64) out,
+            index = in(reg64) index,
+            stride = in(reg64) stride,
+            base = in(reg64) base,
+            options(nomem, nostack),
+        )
+    };
+    out
+}

@@ -43,6 +43,7 @@ pub mod device;
 pub mod element;
 pub mod epilogue;
 pub mod general;
+pub mod general_mma;
 pub mod ladder_epilogue;
 pub mod pipeline;
 pub mod sgemm;

@@ -174,6 +174,30 @@ const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
     }
 }
 
+/// The general tensor-core kernels (fp16, bf16): any alignment, any shape, 64×64 tiles.
+const fn general_mma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    KernelSpec {
+        name: "general_mma",
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm80,
+        row_alignment: 0,
+        aligned: AlignedMatrices::All,
+        tensor_maps: false,
+        threads: geometry::general_mma::THREADS,
+        block_tile_m: geometry::general_mma::BLOCK_TILE_M,
+        block_tile_n: geometry::general_mma::BLOCK_TILE_N,
+        shared_bytes: geometry::general_mma::SHARED_BYTES,
+        grid: GridKind::ColumnsRows,
+        shape: ShapeClass::Any,
+        split_k: true,
+        // The sm_90a module's (the portable one runs 3 per SM): the split-K model's wave.
+        blocks_per_sm: geometry::general_mma::MIN_BLOCKS_PER_SM,
+        gflops_per_sm: GENERAL_MMA_GFLOPS_PER_SM,
+    }
+}
+
 /// A kernel of the ladder's geometry: grouped tiles, no alignment needs beyond the element's
 /// (its copies and stores pick their width from the arguments at run time).
 #[allow(clippy::too_many_arguments)]
@@ -371,6 +395,9 @@ const V19_ENTRY: &str = "gemm_v19_tf32_nk";
 /// v14's TF32 entry for B `[k, n]`, what a transposed copy for v19 must beat.
 const V14_KN_ENTRY: &str = "gemm_v14_tf32_kn";
 const GENERAL_GFLOPS_PER_SM: u32 = 100;
+/// `general_mma`: 95.0 TFLOP/s at 4096³ fp16 forced on the H100 over 132 SMs
+/// (`docs/results/general-mma`).
+const GENERAL_MMA_GFLOPS_PER_SM: u32 = 720;
 
 const V13_TILE: (u32, u32) = (geometry::v13::BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
 const V13_M64_TILE: (u32, u32) = (geometry::v13::M64_BLOCK_TILE_M, geometry::v13::BLOCK_TILE_N);
@@ -682,6 +709,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V15_GFLOPS_PER_SM,
         true,
     ),
+    general_mma("gemm_general_mma_f16_kn", DType::F16, BLayout::Kn),
     general("gemm_general_f16_kn", DType::F16, BLayout::Kn),
     ladder(
         "v15",
@@ -695,6 +723,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V15_GFLOPS_PER_SM,
         true,
     ),
+    general_mma("gemm_general_mma_f16_nk", DType::F16, BLayout::Nk),
     general("gemm_general_f16_nk", DType::F16, BLayout::Nk),
     ladder(
         "v15",
@@ -708,6 +737,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V15_GFLOPS_PER_SM,
         true,
     ),
+    general_mma("gemm_general_mma_bf16_kn", DType::Bf16, BLayout::Kn),
     general("gemm_general_bf16_kn", DType::Bf16, BLayout::Kn),
     ladder(
         "v15",
@@ -721,6 +751,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V15_GFLOPS_PER_SM,
         true,
     ),
+    general_mma("gemm_general_mma_bf16_nk", DType::Bf16, BLayout::Nk),
     general("gemm_general_bf16_nk", DType::Bf16, BLayout::Nk),
 ];
 
@@ -1006,6 +1037,16 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
             }
         ));
     }
+    // v15 on inputs its cp.async path cannot copy: its 16-bit-load path, in 128×256 tiles,
+    // was slower than general_mma at every such shape measured (`docs/results/general-mma`).
+    if spec.name == "v15" && v15_loads_elements(problem) {
+        return Some(
+            "A's or B's rows do not start on 16-byte boundaries (or k, or n with B [k, n], is \
+             not a multiple of 8), where its 2-byte-load path was measured 1.1–2.5× slower \
+             than general_mma (passed over, not refused: it runs when forced)"
+                .to_string(),
+        );
+    }
     let one_k_tile = geometry::v17::TILE_K as usize;
     // Only for fp16/bf16, whose alternative is v15: TF32's is v14, which v19 beats 5× even
     // there (8192×8192×64: 0.86 of cuBLAS TF32 against v14's 0.18, `h100-tf32-wgmma`).
@@ -1090,6 +1131,26 @@ pub fn small_f32_product(problem: &Problem) -> bool {
     let few_macs = outputs.saturating_mul(k) <= SMALL_PRODUCT_MACS && k <= 256;
     let short_k = k <= 64 && outputs <= SMALL_SHORT_K_OUTPUTS;
     few_macs || short_k
+}
+
+/// Whether v15 would run `problem` on its 2-byte-load path: the condition its library entries
+/// test on the device (`batch_item` in `kernels-gpu/src/sgemm/v15_fp16_tensor_cores.rs`) for
+/// their `cp.async` path, negated. That path needs A's and B's rows on 16-byte boundaries
+/// (base addresses, leading dimensions and, with a batch, batch strides multiples of 8
+/// elements) and whole 16-byte chunks along the copied rows (k, and n for B `[k, n]`,
+/// multiples of 8). Measured on the H100 (`docs/results/general-mma`, both kernels forced at
+/// the same shapes, fp16 and bf16): general_mma was 1.1–2.5× faster than that path at every
+/// such shape, from 3×5×7 and 127×129×131 to 4095³.
+pub fn v15_loads_elements(problem: &Problem) -> bool {
+    let rows_aligned = problem.buffers.a.0.is_multiple_of(16)
+        && problem.buffers.b.0.is_multiple_of(16)
+        && problem.lda.is_multiple_of(8)
+        && problem.ldb.is_multiple_of(8)
+        && (problem.batch == 1
+            || (problem.strides.0.is_multiple_of(8) && problem.strides.1.is_multiple_of(8)));
+    let chunks_whole = problem.k.is_multiple_of(8)
+        && (problem.b_layout == BLayout::Nk || problem.n.is_multiple_of(8));
+    !(rows_aligned && chunks_whole)
 }
 
 /// The most multiply-adds (batch·m·n·k, k ≤ 256) of a [`small_f32_product`].
