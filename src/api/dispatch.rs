@@ -153,31 +153,50 @@ pub struct KernelSpec {
 
 /// The general kernels: any alignment, any shape.
 const fn general(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
-    KernelSpec {
-        name: "general",
+    use geometry::general as g;
+    let tile = (g::BLOCK_TILE_M, g::BLOCK_TILE_N);
+    let (threads, shared, blocks) = (g::THREADS, g::SHARED_BYTES, g::MIN_BLOCKS_PER_SM);
+    any_alignment(
+        "general",
         entry,
         dtype,
         b_layout,
-        arch: Arch::Sm80,
-        row_alignment: 0,
-        aligned: AlignedMatrices::All,
-        tensor_maps: false,
-        threads: geometry::general::THREADS,
-        block_tile_m: geometry::general::BLOCK_TILE_M,
-        block_tile_n: geometry::general::BLOCK_TILE_N,
-        shared_bytes: geometry::general::SHARED_BYTES,
-        grid: GridKind::ColumnsRows,
-        shape: ShapeClass::Any,
-        split_k: true,
-        blocks_per_sm: geometry::general::MIN_BLOCKS_PER_SM,
-        gflops_per_sm: GENERAL_GFLOPS_PER_SM,
-    }
+        (threads, tile, shared, blocks),
+        GENERAL_GFLOPS_PER_SM,
+    )
 }
 
 /// The general tensor-core kernels (fp16, bf16): any alignment, any shape, 64×64 tiles.
+/// `blocks_per_sm` is the sm_90a module's (the portable one runs 3 per SM): the split-K
+/// model's wave.
 const fn general_mma(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    use geometry::general_mma as g;
+    let tile = (g::BLOCK_TILE_M, g::BLOCK_TILE_N);
+    let (threads, shared, blocks) = (g::THREADS, g::SHARED_BYTES, g::MIN_BLOCKS_PER_SM);
+    any_alignment(
+        "general_mma",
+        entry,
+        dtype,
+        b_layout,
+        (threads, tile, shared, blocks),
+        GENERAL_MMA_GFLOPS_PER_SM,
+    )
+}
+
+/// A kernel with no alignment needs beyond the element's, launched over (columns, rows, items)
+/// (`GridKind::ColumnsRows`), that splits k: `launch` is (threads, block tile, shared bytes,
+/// blocks per SM).
+const fn any_alignment(
+    name: &'static str,
+    entry: &'static str,
+    dtype: DType,
+    b_layout: BLayout,
+    launch: (u32, (u32, u32), u32, u32),
+    gflops_per_sm: u32,
+) -> KernelSpec {
+    let (threads, (block_tile_m, block_tile_n), shared_bytes, blocks_per_sm) = launch;
     KernelSpec {
-        name: "general_mma",
+        name,
         entry,
         dtype,
         b_layout,
@@ -185,16 +204,15 @@ const fn general_mma(entry: &'static str, dtype: DType, b_layout: BLayout) -> Ke
         row_alignment: 0,
         aligned: AlignedMatrices::All,
         tensor_maps: false,
-        threads: geometry::general_mma::THREADS,
-        block_tile_m: geometry::general_mma::BLOCK_TILE_M,
-        block_tile_n: geometry::general_mma::BLOCK_TILE_N,
-        shared_bytes: geometry::general_mma::SHARED_BYTES,
+        threads,
+        block_tile_m,
+        block_tile_n,
+        shared_bytes,
         grid: GridKind::ColumnsRows,
         shape: ShapeClass::Any,
         split_k: true,
-        // The sm_90a module's (the portable one runs 3 per SM): the split-K model's wave.
-        blocks_per_sm: geometry::general_mma::MIN_BLOCKS_PER_SM,
-        gflops_per_sm: GENERAL_MMA_GFLOPS_PER_SM,
+        blocks_per_sm,
+        gflops_per_sm,
     }
 }
 
