@@ -30,8 +30,7 @@
 //! kernel reads); C is then neither read nor written.
 
 use crate::device::{
-    block_x, block_y, block_z, grid_dim_x, grid_dim_y, load_global_b16, opaque_mad, outer_product,
-    read4, shared_f32, sync_threads, thread_x,
+    load_global_b16, opaque_mad, outer_product, read4, shared_f32, sync_threads, thread_x,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::split_k;
@@ -47,13 +46,6 @@ use gemm_geometry::general::{SHARED_BYTES, THREADS};
 
 const _: () = assert!(LOADS_PER_THREAD == 4 && THREAD_TILE_M == 4 && THREAD_TILE_N == 4);
 const _: () = assert!(BLOCK_TILE_M == BLOCK_TILE_N);
-
-/// `gridDim.z`.
-#[inline(always)]
-fn grid_dim_z() -> u32 {
-    // SAFETY: reads a special register.
-    unsafe { core::arch::nvptx::_grid_dim_z() }
-}
 
 /// An element type the general kernel reads from global memory with `ld.global` (the
 /// addresses come from integers in [`GemmArgs`], so LLVM would otherwise emit generic loads,
@@ -236,57 +228,43 @@ unsafe fn general<E: GlobalLoad, const B_NK: bool>(args: &GemmArgs) {
 unsafe fn walk<E: GlobalLoad, const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
     let thread = thread_x();
     let (row_in_tile, col_in_tile) = thread_tile_origin(thread);
-    let (tiles_m, tiles_n) = (args.m.div_ceil(BLOCK_TILE_M), args.n.div_ceil(BLOCK_TILE_N));
     let b_order = if B_NK {
         OperandOrder::KContiguous
     } else {
         OperandOrder::MnContiguous
     };
 
-    // Every loop bound below is the same for all threads of the block, so every thread reaches
-    // every barrier.
-    let mut zz = block_z();
-    while zz < split_k::items(args) {
-        // Byte addresses of item zz's A and B (64-bit offsets: z · stride may exceed 2³²).
-        let item = split_k::item_operands::<E, B_NK, SPLIT>(args, zz);
-        let (a_item, b_item) = (item.a as u64, item.b as u64);
-        let mut tile_row = block_y();
-        while tile_row < tiles_m {
-            // < m ≤ 2³² − 1: tile_row < ⌈m / 64⌉.
-            let first_row = tile_row * BLOCK_TILE_M;
-            let mut tile_col = block_x();
-            while tile_col < tiles_n {
-                let first_col = tile_col * BLOCK_TILE_N;
-                let a = SliceLoader::new::<E>(
-                    OperandOrder::KContiguous,
-                    a_item,
-                    args.lda,
-                    args.m,
-                    first_row,
-                    thread,
-                );
-                let b = SliceLoader::new::<E>(b_order, b_item, args.ldb, args.n, first_col, thread);
-                // SAFETY: the loaders describe item zz of A and B, as this function's contract
-                // says they are readable.
-                let acc = unsafe { block_tile_product::<E>(a, b, item.k, thread) };
-                let target = split_k::item_target::<E, SPLIT>(args, zz);
-                // SAFETY: the target is item zz's C (or its workspace matrix); rows and columns
-                // are checked inside.
-                unsafe {
-                    store_thread_tile::<E>(
-                        args,
-                        &target,
-                        &acc,
-                        first_row + row_in_tile,
-                        first_col + col_in_tile,
-                    )
-                };
-                tile_col += grid_dim_x();
-            }
-            tile_row += grid_dim_y();
-        }
-        zz += grid_dim_z();
-    }
+    split_k::for_each_tile::<E, B_NK, SPLIT>(
+        args,
+        (BLOCK_TILE_M, BLOCK_TILE_N),
+        |item, zz, first_row, first_col| {
+            let a = SliceLoader::new::<E>(
+                OperandOrder::KContiguous,
+                item.a as u64,
+                args.lda,
+                args.m,
+                first_row,
+                thread,
+            );
+            let b =
+                SliceLoader::new::<E>(b_order, item.b as u64, args.ldb, args.n, first_col, thread);
+            // SAFETY: the loaders describe item zz of A and B, as this function's contract
+            // says they are readable.
+            let acc = unsafe { block_tile_product::<E>(a, b, item.k, thread) };
+            let target = split_k::item_target::<E, SPLIT>(args, zz);
+            // SAFETY: the target is item zz's C (or its workspace matrix); rows and columns
+            // are checked inside.
+            unsafe {
+                store_thread_tile::<E>(
+                    args,
+                    &target,
+                    &acc,
+                    first_row + row_in_tile,
+                    first_col + col_in_tile,
+                )
+            };
+        },
+    );
 }
 
 /// This thread's 4×4 accumulators of the block tile the loaders `a` and `b` read: the sum over

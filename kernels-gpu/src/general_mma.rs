@@ -43,8 +43,8 @@
 //! aligned to 2 bytes; under split-K `args.workspace` holds `splits·batch·m·n` fp32.
 
 use crate::device::{
-    block_x, block_y, block_z, byte_offset, grid_dim_x, grid_dim_y, grid_dim_z, load_global_b16,
-    opaque_mad, shared_address, shared_f32, store_shared_u16, sync_threads, thread_x,
+    byte_offset, load_global_b16, opaque_mad, shared_address, shared_f32, store_shared_u16,
+    sync_threads, thread_x,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::split_k;
@@ -53,12 +53,13 @@ use core::simd::f32x2;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::general_mma::{
     BLOCK_TILE_M, BLOCK_TILE_N, K_ROW_BYTES, LOADS_PER_THREAD, N_ROW_BYTES, OperandOrder,
-    SLICE_BYTES, STAGE_BYTES, TILE_K, WARP_TILE_M, WARP_TILE_N, WARPS_N, slot, staged_offset,
+    SLICE_BYTES, STAGE_BYTES, THREADS, TILE_K, WARP_TILE_M, WARP_TILE_N, WARPS_N, slot,
+    staged_offset,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::general_mma::{SHARED_BYTES, THREADS};
+use gemm_geometry::general_mma::SHARED_BYTES;
 
 const _: () = assert!(LOADS_PER_THREAD == 16 && TILE_K == 32);
 const _: () = assert!(WARP_TILE_M == 32 && WARP_TILE_N == 32);
@@ -69,18 +70,6 @@ const fn order(k_contiguous: bool) -> OperandOrder {
         OperandOrder::KContiguous
     } else {
         OperandOrder::MnContiguous
-    }
-}
-
-/// Where load `slot` lies from slot 0 in global memory: `(row, half)`, `row` rows of slots
-/// (4 rows of the operand each) and `half` 32-element halves along the row (mn-contiguous
-/// operands read a row of 64 in two loads). With thread 0's slot 0 at `(0, 0)`,
-/// [`slot`]`(order, 0, slot)` gives the same step in `(k, mn)`.
-const fn slot_row(k_contiguous: bool, slot: u32) -> (u32, u32) {
-    if k_contiguous {
-        (slot, 0)
-    } else {
-        (slot / 2, slot % 2)
     }
 }
 
@@ -119,7 +108,7 @@ impl<const K_CONTIGUOUS: bool> SliceLoader<K_CONTIGUOUS> {
             (wide_ld, 1)
         };
         let mn = first_mn as u64 + mn0 as u64;
-        const _: () = assert!(THREADS_PER_BLOCK / 32 == 4);
+        const _: () = assert!(THREADS / 32 == 4);
         SliceLoader {
             slot0: base.wrapping_add((mn * along_mn + k0 as u64 * along_k) * 2),
             ld,
@@ -143,14 +132,16 @@ impl<const K_CONTIGUOUS: bool> SliceLoader<K_CONTIGUOUS> {
     unsafe fn fetch(&mut self, k_left: u32) -> [u16; 16] {
         let mut values = [0u16; 16];
         seq!(s in 0..16 {
+            // Slot s lies (dk, dmn) from slot 0 (thread 0's slot 0 is at (0, 0)): `across` rows
+            // of the operand and `along` elements along its rows.
             let (dk, dmn) = slot(order(K_CONTIGUOUS), 0, s);
-            let (row, half) = slot_row(K_CONTIGUOUS, s);
+            let (along, across) = if K_CONTIGUOUS { (dk, dmn) } else { (dmn, dk) };
             if self.k0 + dk < k_left && self.mn0 + dmn < self.mn_left {
-                let at = if row == 0 {
+                let at = if across == 0 {
                     self.slot0
                 } else {
-                    byte_offset(self.slot0 as *const u16, 8 * row, self.ld) as u64
-                } + half as u64 * 64;
+                    byte_offset(self.slot0 as *const u16, 2 * across, self.ld) as u64
+                } + along as u64 * 2;
                 // SAFETY: the slot's element lies inside the matrix (checked just above).
                 values[s] = unsafe { load_global_b16(at) };
             }
@@ -180,9 +171,6 @@ impl<const K_CONTIGUOUS: bool> SliceLoader<K_CONTIGUOUS> {
         });
     }
 }
-
-/// Threads per block, as a constant the loaders can use.
-const THREADS_PER_BLOCK: u32 = gemm_geometry::general_mma::THREADS;
 
 /// The per-lane `ldmatrix` byte offsets of one warp, within a stage, for the first k16 step of
 /// the slice: A's two m16 tiles, then B's two pairs of n8 tiles. The second k16 step's are
@@ -259,33 +247,20 @@ unsafe fn general_mma<E: HalfElement, const B_NK: bool>(args: &GemmArgs) {
 #[inline(always)]
 unsafe fn walk<E: HalfElement, const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
     let thread = thread_x();
-    let (tiles_m, tiles_n) = (args.m.div_ceil(BLOCK_TILE_M), args.n.div_ceil(BLOCK_TILE_N));
-    // Every loop bound below is the same for all threads of the block, so every thread reaches
-    // every barrier.
-    let mut zz = block_z();
-    while zz < split_k::items(args) {
-        let item = split_k::item_operands::<E, B_NK, SPLIT>(args, zz);
-        let (a_item, b_item) = (item.a as u64, item.b as u64);
-        let mut tile_row = block_y();
-        while tile_row < tiles_m {
-            let first_row = tile_row * BLOCK_TILE_M;
-            let mut tile_col = block_x();
-            while tile_col < tiles_n {
-                let first_col = tile_col * BLOCK_TILE_N;
-                let a = SliceLoader::<true>::new(a_item, args.lda, args.m, first_row, thread);
-                let b = SliceLoader::<B_NK>::new(b_item, args.ldb, args.n, first_col, thread);
-                // SAFETY: the loaders describe item zz of A and B, readable by this function's
-                // contract.
-                let acc = unsafe { block_tile_product::<E, B_NK>(a, b, item.k, thread) };
-                let target = split_k::item_target::<E, SPLIT>(args, zz);
-                // SAFETY: the target is item zz's C (or its workspace matrix).
-                unsafe { store_block_tile::<E>(args, &target, &acc, first_row, first_col, thread) };
-                tile_col += grid_dim_x();
-            }
-            tile_row += grid_dim_y();
-        }
-        zz += grid_dim_z();
-    }
+    split_k::for_each_tile::<E, B_NK, SPLIT>(
+        args,
+        (BLOCK_TILE_M, BLOCK_TILE_N),
+        |item, zz, first_row, first_col| {
+            let a = SliceLoader::<true>::new(item.a as u64, args.lda, args.m, first_row, thread);
+            let b = SliceLoader::<B_NK>::new(item.b as u64, args.ldb, args.n, first_col, thread);
+            // SAFETY: the loaders describe item zz of A and B, readable by this function's
+            // contract.
+            let acc = unsafe { block_tile_product::<E, B_NK>(a, b, item.k, thread) };
+            let target = split_k::item_target::<E, SPLIT>(args, zz);
+            // SAFETY: the target is item zz's C (or its workspace matrix).
+            unsafe { store_block_tile::<E>(args, &target, &acc, first_row, first_col, thread) };
+        },
+    );
 }
 
 /// The warp's 32×32 accumulators (`[m16 tile][n8 tile][mma.sync C register]`) of the block tile
@@ -422,8 +397,8 @@ unsafe fn store_block_tile<E: Element>(
     let col = first_col + col_in_tile;
     if col < args.n {
         let col_at = target.at + col as u64 * bytes;
-        for pass in 0..BLOCK_TILE_M * BLOCK_TILE_N / THREADS_PER_BLOCK {
-            let row_in_tile = pass * (THREADS_PER_BLOCK / BLOCK_TILE_N) + thread / BLOCK_TILE_N;
+        for pass in 0..BLOCK_TILE_M * BLOCK_TILE_N / THREADS {
+            let row_in_tile = pass * (THREADS / BLOCK_TILE_N) + thread / BLOCK_TILE_N;
             let row = first_row + row_in_tile;
             if row < args.m {
                 let at = opaque_mad(row as u64, row_bytes, col_at);

@@ -31,7 +31,7 @@
 //! - `args.c`, `ldc`, `stride_c`, `bias`, and the epilogue fields as [`GemmArgs`] defines them
 //!   (C aligned to its element).
 
-use crate::device::{block_x, grid_dim_x, thread_x};
+use crate::device::{block_x, block_y, block_z, grid_dim_x, grid_dim_y, grid_dim_z, thread_x};
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue::apply;
 use gemm_geometry::GemmArgs;
@@ -65,6 +65,37 @@ pub fn item_operands<E: Element, const B_NK: bool, const SPLIT: bool>(
         a: (args.a as *const E).wrapping_add(input.a_offset as usize),
         b: (args.b as *const E).wrapping_add(input.b_offset as usize),
         k: input.k,
+    }
+}
+
+/// The walk of a kernel launched over (column tiles, row tiles, virtual items), as the general
+/// kernels are: virtual items `zz < items(args)` along grid z, in each the block tiles of
+/// `block_tile_m × block_tile_n` along grid y (rows) and x (columns), each axis in grid-sized
+/// steps. Calls `tile(item, zz, first_row, first_col)` for each, with the item's operands
+/// ([`item_operands`]). Every loop bound is the same for all threads of a block, so a `tile`
+/// with barriers is reached by every thread. `SPLIT` must be [`is_split`]`(args)`.
+#[inline(always)]
+pub fn for_each_tile<E: Element, const B_NK: bool, const SPLIT: bool>(
+    args: &GemmArgs,
+    (block_tile_m, block_tile_n): (u32, u32),
+    mut tile: impl FnMut(&ItemOperands<E>, u32, u32, u32),
+) {
+    let (tiles_m, tiles_n) = (args.m.div_ceil(block_tile_m), args.n.div_ceil(block_tile_n));
+    let mut zz = block_z();
+    while zz < items(args) {
+        let item = item_operands::<E, B_NK, SPLIT>(args, zz);
+        let mut tile_row = block_y();
+        while tile_row < tiles_m {
+            // < m ≤ 2³² − 1: tile_row < ⌈m / block_tile_m⌉.
+            let first_row = tile_row * block_tile_m;
+            let mut tile_col = block_x();
+            while tile_col < tiles_n {
+                tile(&item, zz, first_row, tile_col * block_tile_n);
+                tile_col += grid_dim_x();
+            }
+            tile_row += grid_dim_y();
+        }
+        zz += grid_dim_z();
     }
 }
 
