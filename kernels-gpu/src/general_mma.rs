@@ -22,9 +22,9 @@
 //! split-K workspace). The numbers live in [`gemm_geometry::general_mma`], which the host reads
 //! too.
 //!
-//! **Measured** (H100, `docs/results/general-mma`): 97 TFLOP/s at 4096³ fp16 (v18 reaches ~660,
+//! **Measured** (H100, `docs/results/general-mma`): 97 TFLOP/s at 4096³ fp16 (v18 reaches ~670,
 //! so dispatch keeps aligned products off it), and against v15's element-load path at the same
-//! shapes 1.1–2.6× faster: 127×129×131 in 16–17 µs (v15 26), 4097×31×513 24–26 µs (35–40),
+//! shapes 1.03–2.6× faster (but 0.91× at 17×17×65537 with B `[n, k]`): 127×129×131 in 16–17 µs (v15 26), 4097×31×513 24–26 µs (35–40),
 //! 2047×2049×33 20 µs (35–36), 1023³ 46 µs (118–123), 4095³ 1.4–1.6 ms (1.6–1.7). The fp16
 //! shape suite's geometric mean went from 0.887 to 0.927 of cuBLAS, bf16's from 0.899 to 0.944.
 //! A first version packed each pair of loaded 16-bit values into one register as they arrived:
