@@ -60,6 +60,9 @@ struct Variant {
     tf32: bool,
     /// Split-K slices forced through `MatmulDesc::split_k` (`None`: dispatch's choice).
     split_k: Option<u32>,
+    /// Elements added to C's offset and to ldc only (A and B keep theirs): 1–3 move C's rows
+    /// off the 8-byte boundaries of the 16-bit kernels' four-element stores.
+    c_skew: usize,
 }
 
 /// Runs `variant` through `kernel` (or dispatch's choice) and checks every element of C.
@@ -79,14 +82,16 @@ fn check<T: GemmElement>(
         Some(pad) => cols + pad,
         None => cols.div_ceil(8) * 8 + 8,
     };
-    let (lda, ldb, ldc) = (ld(v.k), ld(b_cols), ld(v.n));
+    let (lda, ldb, ldc) = (ld(v.k), ld(b_cols), ld(v.n) + v.c_skew);
+    // Where C's view starts (A's, B's and the bias's start at `v.offset`).
+    let c_offset = v.offset + v.c_skew;
     // Batch items apart by one item plus a gap, so the gaps are checked too.
     let strides = (v.m * lda + v.gap, b_rows * ldb + v.gap, v.m * ldc + v.gap);
     let len =
         |stride: usize, rows: usize, ld: usize| v.offset + (v.batch - 1) * stride + rows * ld + 9;
     let (a, a64) = rounded::<T>(&random(len(strides.0, v.m, lda), seed));
     let (b, b64) = rounded::<T>(&random(len(strides.1, b_rows, ldb), seed + 1));
-    let (c0, c064) = rounded::<T>(&random(len(strides.2, v.m, ldc), seed + 2));
+    let (c0, c064) = rounded::<T>(&random(len(strides.2, v.m, ldc) + v.c_skew, seed + 2));
     let (bias, bias64) = rounded::<T>(&random(v.n + v.offset, seed + 3));
     let upload = |x: &[T]| -> CudaSlice<T> { stream.clone_htod(x).expect("upload") };
     let (a_dev, b_dev, bias_dev) = (upload(&a), upload(&b), upload(&bias));
@@ -124,7 +129,7 @@ fn check<T: GemmElement>(
     if let Some(slices) = v.split_k {
         desc = desc.split_k(slices);
     }
-    let mut c_view = c_dev.slice_mut(v.offset..);
+    let mut c_view = c_dev.slice_mut(c_offset..);
     let plan = match gemm.plan(&a_view, &b_view, &c_view, &desc) {
         Ok(plan) => plan,
         Err(GemmError::KernelRefused { .. }) if kernel.is_some() => return None,
@@ -153,17 +158,17 @@ fn check<T: GemmElement>(
         activation: v.activation,
         a: &a64[v.offset..],
         b: &b64[v.offset..],
-        c: &c064[v.offset..],
+        c: &c064[c_offset..],
         bias: v.bias.then(|| &bias64[v.offset..]),
     };
     let (expected, magnitude) = reference(&case);
     let dtype = if v.tf32 { DType::Tf32 } else { T::DTYPE };
     assert!(
-        out[..v.offset] == c064[..v.offset],
+        out[..c_offset] == c064[..c_offset],
         "{v:?} via {}: elements before the view were written",
         plan.kernel.entry
     );
-    for (i, (&got, (&want, &mag))) in out[v.offset..]
+    for (i, (&got, (&want, &mag))) in out[c_offset..]
         .iter()
         .zip(expected.iter().zip(&magnitude))
         .enumerate()
@@ -212,6 +217,7 @@ fn variants(tf32: bool) -> Vec<Variant> {
                 activation: None,
                 tf32,
                 split_k: None,
+                c_skew: 0,
             };
             out.push(base);
             // Aligned padding, offset and batch gaps (rows stay 16-byte aligned: the TMA
@@ -271,6 +277,62 @@ fn f16() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn bf16() {
     sweep::<half::bf16>(false);
+}
+
+/// The TMA kernels' library entries store C four 16-bit elements at a time where C's rows
+/// start on 8-byte boundaries, in pairs where they start on pair boundaries, element by element
+/// otherwise; A and B must be 16-byte aligned, C need not. C moved by 0–3 elements (its base
+/// and ldc), plain and with the whole epilogue (beta reads C), a batch, n ragged against the
+/// quads, both layouts, with and without split-K (whose reduction stores C).
+fn tma_c_alignment_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    for (i, (m, n, k)) in [(129, 258, 72), (64, 256, 64), (200, 517, 136)]
+        .into_iter()
+        .enumerate()
+    {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let base = Variant {
+                pad: None,
+                ..plain(m, n, k, layout, tf32)
+            };
+            for c_skew in 0..4 {
+                for (j, v) in [base, everything_on(base, i)].into_iter().enumerate() {
+                    for split_k in [None, Some(2)] {
+                        let v = Variant {
+                            c_skew,
+                            split_k,
+                            ..v
+                        };
+                        let seed = 11_000 + 100 * i as u64 + 10 * c_skew as u64 + j as u64;
+                        let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
+                            .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                        assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
+                        checks += 1;
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{kernel}: C-alignment checks: {checks}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_c_alignment_f16() {
+    tma_c_alignment_sweep::<half::f16>("v18", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_c_alignment_bf16() {
+    tma_c_alignment_sweep::<half::bf16>("v18", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v19_c_alignment_tf32() {
+    tma_c_alignment_sweep::<f32>("v19", true);
 }
 
 #[test]
@@ -442,6 +504,7 @@ fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
         activation: None,
         tf32,
         split_k: None,
+        c_skew: 0,
     }
 }
 

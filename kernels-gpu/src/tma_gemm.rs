@@ -183,23 +183,10 @@ unsafe fn store_f16_quads(
         Some(scale) => scale * x,
         None => x,
     };
-    let quad_lane = (first_col >> 1) & 3; // first_col = the tile's column + 2·(lane % 4)
-    let odd = quad_lane & 1 == 1;
-    let col = first_col - 2 * quad_lane + 4 * (quad_lane >> 1) + if odd { 8 } else { 0 };
+    let odd = quad_is_odd(first_col);
+    let col = quad_first_col(first_col);
     let swap = #[inline(always)]
-    |block_even: u32, block_odd: u32| {
-        let (keep, send) = if odd {
-            (block_odd, block_even)
-        } else {
-            (block_even, block_odd)
-        };
-        let received = shuffle_xor_u32(send, 1);
-        if odd {
-            (received, keep)
-        } else {
-            (keep, received)
-        }
-    };
+    |block_even: u32, block_odd: u32| quad_swap(odd, block_even, block_odd);
     seq!(p in 0..16 {
         // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8).
         let (low, high) = swap(
@@ -217,6 +204,41 @@ unsafe fn store_f16_quads(
             store_f16x4_or_partial(c, m, n, row + 8, col + 16 * p, low_8, high_8);
         }
     });
+}
+
+/// Whether this lane (whose first accumulator column is `first_col` = the tile's column +
+/// 2·(lane % 4)) is the odd lane of its pair in the quad stores (see [`store_f16_quads`]).
+#[inline(always)]
+fn quad_is_odd(first_col: u32) -> bool {
+    (first_col >> 1) & 1 == 1
+}
+
+/// The first column of this lane's four-element stores in 8-column block 0 (the even lane of
+/// a pair) or block 1 (the odd lane), for blocks 2p and 2p + 1 add 16p: columns
+/// 4·(q / 2) .. + 3 of the block, q = lane % 4.
+#[inline(always)]
+fn quad_first_col(first_col: u32) -> u32 {
+    let quad_lane = (first_col >> 1) & 3;
+    first_col - 2 * quad_lane + 4 * (quad_lane >> 1) + if quad_is_odd(first_col) { 8 } else { 0 }
+}
+
+/// The exchange of the quad stores: this lane holds one packed pair of block 2p
+/// (`block_even`) and one of block 2p + 1 (`block_odd`); the odd lane of the pair sends its
+/// block-2p pair and the even one its block-2p+1 pair. Returns the two pairs this lane stores
+/// side by side (low columns first). Every lane of the warp must call this together.
+#[inline(always)]
+fn quad_swap(odd: bool, block_even: u32, block_odd: u32) -> (u32, u32) {
+    let (keep, send) = if odd {
+        (block_odd, block_even)
+    } else {
+        (block_even, block_odd)
+    };
+    let received = shuffle_xor_u32(send, 1);
+    if odd {
+        (received, keep)
+    } else {
+        (keep, received)
+    }
 }
 
 /// The operand types of the TMA + `wgmma` GEMM: what a stage holds and which `wgmma` reads it.
@@ -244,6 +266,10 @@ pub trait WgmmaOperand {
 pub trait WgmmaElement: Element + WgmmaOperand {
     /// Whether this is fp16, whose ladder tiles are stored four values at a time.
     const IS_F16: bool = false;
+    /// `low` and `high` rounded to this type and packed into one 32-bit word, `low` in the low
+    /// half: the 16-bit types' quad stores ([`library_gemm`]). f32 never takes that path
+    /// (`library_gemm` stores quads only when `BYTES` is 2); it traps.
+    fn pack2(low: f32, high: f32) -> u32;
     /// Stores `low` and `high`, rounded to this type, at `at` and `at + 1` with one store.
     ///
     /// # Safety
@@ -294,6 +320,10 @@ impl WgmmaOperand for F16 {
 impl WgmmaElement for F16 {
     const IS_F16: bool = true;
     #[inline(always)]
+    fn pack2(low: f32, high: f32) -> u32 {
+        pack_f16x2(low, high)
+    }
+    #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract.
         unsafe { store_packed(at, pack_f16x2(low, high)) }
@@ -330,6 +360,10 @@ impl WgmmaOperand for Bf16 {
 }
 
 impl WgmmaElement for Bf16 {
+    #[inline(always)]
+    fn pack2(low: f32, high: f32) -> u32 {
+        pack_bf16x2(low, high)
+    }
     #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract.
@@ -374,6 +408,11 @@ impl WgmmaOperand for f32 {
 }
 
 impl WgmmaElement for f32 {
+    #[inline(always)]
+    fn pack2(_low: f32, _high: f32) -> u32 {
+        // Unreachable: fp32 C is never stored in quads (the branch folds away).
+        trap()
+    }
     #[inline(always)]
     unsafe fn store2(at: *mut Self, low: f32, high: f32) {
         // SAFETY: the caller's contract (an 8-byte aligned pair).
@@ -837,6 +876,13 @@ pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
     let pair_bytes = 2 * E::BYTES as u64;
     let pairs =
         args.c.is_multiple_of(pair_bytes) && ldc % 2 == 0 && (args.batch == 1 || stride_c % 2 == 0);
+    // Four neighbouring 16-bit columns go out as one 8-byte store (two lanes swapping one
+    // pair, see `store_f16_quads`) when every quad start is 8-byte aligned: base aligned, ldc
+    // and the batch stride multiples of 4. A warp's store then covers whole 32-byte sectors.
+    let quads = E::BYTES == 2
+        && args.c.is_multiple_of(4 * E::BYTES as u64)
+        && ldc % 4 == 0
+        && (args.batch == 1 || stride_c % 4 == 0);
     let plain = args.is_plain_store();
     let split = args.splits > 1;
     let workspace = args.workspace as *mut f32;
@@ -867,9 +913,16 @@ pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
         // 128 accumulators, with few registers to spare. Not dereferenced unless row < m.
         let c_row = c.wrapping_add((z as u64 * stride_c + row as u64 * ldc) as usize);
         let rows_inside = (row < m, row + 8 < m);
-        // SAFETY: `store_rows` stores only to rows < m and columns < n of this item of C.
+        // SAFETY: `store_rows` and `store_row_quads` store only to rows < m and columns < n
+        // of this item of C.
         unsafe {
-            if plain {
+            if quads {
+                if plain {
+                    store_row_quads::<E, true>(args, acc, c_row, rows_inside, n, first_col);
+                } else {
+                    store_row_quads::<E, false>(args, acc, c_row, rows_inside, n, first_col);
+                }
+            } else if plain {
                 store_rows::<E, true>(args, acc, c_row, rows_inside, n, first_col, pairs);
             } else {
                 store_rows::<E, false>(args, acc, c_row, rows_inside, n, first_col, pairs);
@@ -911,6 +964,105 @@ unsafe fn store_rows<E: WgmmaElement, const PLAIN: bool>(
         if rows_inside.1 {
             let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
             unsafe { store_pair::<E, PLAIN>(args, c_row_8, n, col, pairs, acc[4 * j + 2], acc[4 * j + 3]) };
+        }
+    });
+}
+
+/// [`store_rows`] four 16-bit columns at a time, as [`store_f16_quads`] stores the ladder's
+/// tiles: each value goes through the epilogue (its own C element and bias) in the lane that
+/// holds it, then neighbouring lanes swap one packed pair and each stores four elements with
+/// one 8-byte store (element by element where the quad crosses n). Every lane of the warp
+/// calls this together (it shuffles); rows outside (`rows_inside` false) are computed and
+/// exchanged but not stored.
+///
+/// # Safety
+/// As [`store_rows`]; besides, `c_row` must be 8-byte aligned and `ldc` a multiple of 4, and
+/// `E` a 16-bit type.
+#[inline(always)]
+unsafe fn store_row_quads<E: WgmmaElement, const PLAIN: bool>(
+    args: &GemmArgs,
+    acc: &[f32; 128],
+    c_row: *mut E,
+    rows_inside: (bool, bool),
+    n: u32,
+    first_col: u32,
+) {
+    let odd = quad_is_odd(first_col);
+    // The epilogue of the value for (`row`, `col`); C and the bias are read only inside.
+    let finish = #[inline(always)]
+    |value: f32, row: *mut E, inside: bool, col: u32| {
+        if PLAIN || !inside || col >= n {
+            value
+        } else {
+            // SAFETY: the row holds n elements and col < n (the caller's contract).
+            unsafe { apply::<E>(args, value, row.add(col as usize), col) }
+        }
+    };
+    let store = #[inline(always)]
+    |row: *mut E, col: u32, low: u32, high: u32| {
+        if col >= n {
+            return;
+        }
+        // SAFETY (all below): col < n, and col + i is written only when < n.
+        let at = unsafe { row.add(col as usize) } as *mut u16;
+        if col + 4 <= n {
+            // SAFETY: four elements inside the row, 8-byte aligned (base, ldc, col % 4 = 0).
+            unsafe {
+                core::arch::asm!(
+                    "st.global.v2.b32 [{at}], {{{low}, {high}}};",
+                    at = in(reg64) at,
+                    low = in(reg32) low,
+                    high = in(reg32) high,
+                    options(nostack),
+                )
+            };
+        } else {
+            let values = [
+                low as u16,
+                (low >> 16) as u16,
+                high as u16,
+                (high >> 16) as u16,
+            ];
+            seq!(i in 0..3 {
+                if col + i < n {
+                    unsafe { at.add(i).write(values[i]) };
+                }
+            });
+        }
+    };
+    seq!(p in 0..16 {
+        // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8). The
+        // columns are computed afresh from `first_col` (see `store_rows`).
+        let col = opaque(first_col) + 16 * p;
+        let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
+        let (low, high) = quad_swap(
+            odd,
+            E::pack2(
+                finish(acc[8 * p], c_row, rows_inside.0, col),
+                finish(acc[8 * p + 1], c_row, rows_inside.0, col + 1),
+            ),
+            E::pack2(
+                finish(acc[8 * p + 4], c_row, rows_inside.0, col + 8),
+                finish(acc[8 * p + 5], c_row, rows_inside.0, col + 9),
+            ),
+        );
+        let (low_8, high_8) = quad_swap(
+            odd,
+            E::pack2(
+                finish(acc[8 * p + 2], c_row_8, rows_inside.1, col),
+                finish(acc[8 * p + 3], c_row_8, rows_inside.1, col + 1),
+            ),
+            E::pack2(
+                finish(acc[8 * p + 6], c_row_8, rows_inside.1, col + 8),
+                finish(acc[8 * p + 7], c_row_8, rows_inside.1, col + 9),
+            ),
+        );
+        let quad_col = quad_first_col(opaque(first_col)) + 16 * p;
+        if rows_inside.0 {
+            store(c_row, quad_col, low, high);
+        }
+        if rows_inside.1 {
+            store(c_row_8, quad_col, low_8, high_8);
         }
     });
 }

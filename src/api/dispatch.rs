@@ -100,7 +100,8 @@ pub enum AlignedMatrices {
     /// A, B and C ([`Problem::rows_aligned_to`]).
     All,
     /// A and B only, and only the leading dimension of one with more than one row
-    /// ([`Problem::input_rows_aligned_to`]): the kernel stores C element by element.
+    /// ([`Problem::input_rows_aligned_to`]): the kernel's stores of C take any alignment of
+    /// its element type.
     Inputs,
 }
 
@@ -268,10 +269,12 @@ const fn tma(
         dtype,
         b_layout,
         arch: Arch::Sm90a,
-        // TMA reads rows that start on 16-byte boundaries (C needs less, but is held to the
-        // same rule here: one check for the whole call).
+        // TMA reads rows that start on 16-byte boundaries. C is written with ordinary stores
+        // that adapt to its alignment at run time (four 16-bit elements per store on 8-byte
+        // aligned rows, pairs on 4-byte ones, else one by one), so it may start anywhere its
+        // element type allows.
         row_alignment: 16,
-        aligned: AlignedMatrices::All,
+        aligned: AlignedMatrices::Inputs,
         tensor_maps: true,
         threads: geometry::v17::THREADS,
         block_tile_m: geometry::v17::BLOCK_TILE_M,
