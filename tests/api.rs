@@ -747,10 +747,14 @@ fn thin_kernels_come_first_in_every_list() {
 
 /// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): the general kernel for
 /// small products, v13's 32-row variant for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]`
-/// with k > 64, else v13 (`dispatch::passed_over`).
+/// with k > 64, v13_m64 on a `[k, n]` copy of B `[n, k]` for m ≥ 1024 with k > 64, else v13
+/// (`dispatch::passed_over`).
 fn expected_v13(p: &Problem) -> &'static str {
+    use rust_gemm::api::dispatch::{V13_M64_SHORT_K, V13_VIA_KN_MIN_M};
     if rust_gemm::api::dispatch::small_f32_product(p) {
         "general"
+    } else if p.b_layout == BLayout::Nk && p.m >= V13_VIA_KN_MIN_M && p.k > V13_M64_SHORT_K {
+        "v13_m64_via_kn"
     } else if p.m <= 32 {
         "v13_m32"
     } else if p.m <= 64
@@ -774,11 +778,12 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 .filter(|k| k.dtype == DType::F32 && k.b_layout == layout)
                 .map(|k| k.name)
                 .collect();
-            assert_eq!(
-                names[2..],
-                ["v13_m32", "v13_m64", "v13", "general"],
-                "{names:?}"
-            );
+            // With B [n, k], v13_m64 on a [k, n] copy of B comes first (m ≥ 1024 only).
+            let tiled: &[&str] = match layout {
+                BLayout::Kn => &["v13_m32", "v13_m64", "v13", "general"],
+                BLayout::Nk => &["v13_m64_via_kn", "v13_m32", "v13_m64", "v13", "general"],
+            };
+            assert_eq!(names[2..], *tiled, "{names:?}");
             // (No small products: those take the general kernel, tested below.)
             for (m, n, k) in [
                 (9, 4096, 4096),
@@ -798,7 +803,7 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
                 let (rows, threads) = match name {
                     "v13_m32" => (M32_BLOCK_TILE_M, M32_THREADS),
-                    "v13_m64" => (M64_BLOCK_TILE_M, M64_THREADS),
+                    "v13_m64" | "v13_m64_via_kn" => (M64_BLOCK_TILE_M, M64_THREADS),
                     _ => (
                         gemm_geometry::v13::BLOCK_TILE_M,
                         gemm_geometry::v13::THREADS,
@@ -816,8 +821,9 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                     ),
                     "{m}×{n}×{k}"
                 );
-                // The reason says why each faster variant was passed over.
-                if m > 32 {
+                // The reason says why each faster variant was passed over (v13_m64_via_kn comes
+                // before the variants: with it, none was passed over).
+                if m > 32 && name != "v13_m64_via_kn" {
                     assert!(
                         plan.reason
                             .contains("v13_m32: m > 32: v13_m64 or v13 was measured faster"),
@@ -1134,5 +1140,51 @@ fn misaligned_half_products_take_general_mma_and_aligned_ones_keep_v15() {
                 }
             }
         }
+    }
+}
+
+#[test]
+fn f32_products_with_b_nk_and_many_rows_copy_b_to_kn_first() {
+    use rust_gemm::api::dispatch::{V13_M64_SHORT_K, V13_VIA_KN_MIN_M, kernel_problem};
+    for caps in [hopper(), ampere()] {
+        // Many rows of A and k > 64: B [n, k] is copied to [k, n] and v13_m64's [k, n] kernel
+        // reads the copy.
+        for (m, n, k) in [(1024, 4096, 4096), (4096, 11008, 4096), (4097, 31, 513)] {
+            let p = problem(DType::F32, BLayout::Nk, m, n, k);
+            let plan = choose(&caps, &p, None).unwrap();
+            assert_eq!(
+                plan.kernel.name, "v13_m64_via_kn",
+                "{m}×{n}×{k}: {}",
+                plan.reason
+            );
+            assert_eq!(plan.kernel.entry, "gemm_v13_m64_f32_kn");
+            assert!(plan.kernel.transposes_b());
+            let read = kernel_problem(plan.kernel, &p, 256);
+            assert_eq!(read.b_layout, BLayout::Kn);
+            assert_eq!((read.ldb, read.buffers.b.0), (n.next_multiple_of(4), 256));
+        }
+        // Fewer rows, or k ≤ 64: the copy was measured not to pay; forced, it still runs.
+        for (m, n, k) in [
+            (V13_VIA_KN_MIN_M - 1, 4096, 4096),
+            (256, 4096, 4096),
+            (8192, 8192, V13_M64_SHORT_K),
+        ] {
+            let p = problem(DType::F32, BLayout::Nk, m, n, k);
+            let plan = choose(&caps, &p, None).unwrap();
+            assert_ne!(plan.kernel.name, "v13_m64_via_kn", "{m}×{n}×{k}");
+            assert!(
+                plan.reason.contains("v13_m64_via_kn: m < "),
+                "{m}×{n}×{k}: {}",
+                plan.reason
+            );
+            let forced = choose(&caps, &p, Some("v13_m64_via_kn")).unwrap();
+            assert_eq!(forced.kernel.name, "v13_m64_via_kn");
+        }
+        // B [k, n] never takes it.
+        let p = problem(DType::F32, BLayout::Kn, 4096, 4096, 4096);
+        assert_ne!(
+            choose(&caps, &p, None).unwrap().kernel.name,
+            "v13_m64_via_kn"
+        );
     }
 }

@@ -145,6 +145,10 @@ pub struct KernelSpec {
     /// Blocks of this kernel that fit on one SM (its launch bounds' minimum): with the SM
     /// count, how many tiles fill the device once.
     pub blocks_per_sm: u32,
+    /// Whether the host first copies B transposed into a scratch buffer and the kernel reads
+    /// that copy, in the other layout ([`kernel_problem`]): v19 (TF32 `wgmma`, which reads B
+    /// only K-major) on B `[k, n]`, and `v13_m64_via_kn` (f32) on B `[n, k]`.
+    pub copies_b_transposed: bool,
     /// Its arithmetic rate per SM, in GFLOP/s, measured at 4096³ on the H100 (the ladder's
     /// table: the rate over 132 SMs), counting every multiply-add of its full tiles: what
     /// [`auto_split`]'s cost model divides the work by. 0 where the model is not used (the
@@ -213,6 +217,7 @@ const fn any_alignment(
         shape: ShapeClass::Any,
         split_k: true,
         blocks_per_sm,
+        copies_b_transposed: false,
         gflops_per_sm,
     }
 }
@@ -249,6 +254,7 @@ const fn ladder(
         shape: ShapeClass::Any,
         split_k,
         blocks_per_sm,
+        copies_b_transposed: false,
         gflops_per_sm,
     }
 }
@@ -284,6 +290,8 @@ const fn tma(
         shape: ShapeClass::Any,
         split_k: true,
         blocks_per_sm: geometry::v17::MIN_BLOCKS_PER_SM,
+        // TF32 `wgmma` reads B only K-major: B `[k, n]` is copied first.
+        copies_b_transposed: matches!(dtype, DType::Tf32) && matches!(b_layout, BLayout::Kn),
         gflops_per_sm,
     }
 }
@@ -336,6 +344,7 @@ const fn thin(
         shape,
         split_k: false,
         blocks_per_sm: thin::MIN_BLOCKS_PER_SM,
+        copies_b_transposed: false,
         gflops_per_sm: 0,
     }
 }
@@ -395,6 +404,7 @@ const fn thin_mma(
         shape,
         split_k: false,
         blocks_per_sm: thin::MMA_MIN_BLOCKS_PER_SM,
+        copies_b_transposed: false,
         gflops_per_sm: 0,
     }
 }
@@ -488,6 +498,26 @@ pub const KERNELS: &[KernelSpec] = &[
         V13_GFLOPS_PER_SM,
         true,
     ),
+    // B `[n, k]` copied to `[k, n]` first, then v13_m64's `[k, n]` kernel: v13's transposing
+    // 4-byte copies of a `[n, k]` B cost it ~15% at large shapes (`copies_b_transposed`;
+    // passed over where the copy does not pay, see `passed_over`).
+    KernelSpec {
+        name: "v13_m64_via_kn",
+        b_layout: BLayout::Nk,
+        copies_b_transposed: true,
+        ..ladder(
+            "v13_m64",
+            "gemm_v13_m64_f32_kn",
+            DType::F32,
+            BLayout::Kn,
+            geometry::v13::M64_THREADS,
+            V13_M64_TILE,
+            geometry::v13::M64_SHARED_BYTES_KN,
+            geometry::v13::M64_MIN_BLOCKS_PER_SM,
+            V13_GFLOPS_PER_SM,
+            true,
+        )
+    },
     ladder(
         "v13_m32",
         "gemm_v13_m32_f32_nk",
@@ -787,23 +817,28 @@ impl KernelSpec {
             }
     }
 
-    /// Whether the host first copies B `[k, n]` transposed into a `[n, k]` scratch copy and the
-    /// kernel reads that (the TF32 `wgmma` kernel v19, which reads B only K-major, on a call
-    /// with B `[k, n]`). The kernel then sees [`kernel_problem`].
+    /// Whether the host first copies B transposed into a scratch copy of the other layout and
+    /// the kernel reads that ([`KernelSpec::copies_b_transposed`]): the TF32 `wgmma` kernel
+    /// v19, which reads B only K-major, on a call with B `[k, n]`, and `v13_m64_via_kn` on an
+    /// f32 call with B `[n, k]`. The kernel then sees [`kernel_problem`].
     pub fn transposes_b(&self) -> bool {
-        self.tensor_maps && self.dtype == DType::Tf32 && self.b_layout == BLayout::Kn
+        self.copies_b_transposed
     }
 }
 
-/// The transposed copy of `problem`'s B `[k, n]` for a kernel that
-/// [transposes B](KernelSpec::transposes_b): every batch item (only item 0 when B is shared by
-/// the batch, stride 0).
+/// What a kernel that [transposes B](KernelSpec::transposes_b) copies: `problem`'s B as it is
+/// stored (`k` rows of `n` for B `[k, n]`, `n` rows of `k` for B `[n, k]`), every batch item
+/// (only item 0 when B is shared by the batch, stride 0).
 pub fn transpose_source(problem: &Problem) -> TransposeSource {
     let shared = problem.batch == 1 || problem.strides.1 == 0;
+    let (rows, cols) = match problem.b_layout {
+        BLayout::Kn => (problem.k, problem.n),
+        BLayout::Nk => (problem.n, problem.k),
+    };
     TransposeSource {
         address: problem.buffers.b.0,
-        rows: problem.k,
-        cols: problem.n,
+        rows,
+        cols,
         ld: problem.ldb,
         batch: if shared { 1 } else { problem.batch },
         stride: if shared { 0 } else { problem.strides.1 },
@@ -811,15 +846,19 @@ pub fn transpose_source(problem: &Problem) -> TransposeSource {
 }
 
 /// What `spec`'s kernel reads: `problem` itself, or, for a kernel that
-/// [transposes B](KernelSpec::transposes_b), `problem` with B replaced by its `[n, k]` copy at
-/// `copy_address` (leading dimension k rounded up to 4, items packed).
+/// [transposes B](KernelSpec::transposes_b), `problem` with B replaced by its copy in the
+/// other layout at `copy_address` (`[n, k]` with leading dimension k rounded up to 4, or
+/// `[k, n]` with n rounded up to 4; items packed).
 pub fn kernel_problem(spec: &KernelSpec, problem: &Problem, copy_address: u64) -> Problem {
     if !spec.transposes_b() {
         return *problem;
     }
     let source = transpose_source(problem);
     let mut copy = *problem;
-    copy.b_layout = BLayout::Nk;
+    copy.b_layout = match problem.b_layout {
+        BLayout::Kn => BLayout::Nk,
+        BLayout::Nk => BLayout::Kn,
+    };
     copy.ldb = source.copy_ld();
     copy.strides.1 = if source.batch > 1 {
         source.copy_item()
@@ -1005,6 +1044,13 @@ fn split_refusal(
     None
 }
 
+/// The least m at which dispatch copies an f32 B `[n, k]` to `[k, n]` for `v13_m64_via_kn`
+/// (and only with k > [`V13_M64_SHORT_K`]): the copy moves 8·n·k bytes once, which only a
+/// product with many rows of A hides. Forced against v13 on the H100 at the suite's `[n, k]`
+/// layers (`docs/results/f32-via-kn`): 1.03–1.17× faster at m = 1024, 1.13–1.17× at
+/// m = 4096, but 0.80–0.88× at 7 of the 9 m = 256 layers; 0.97× at 8192×8192×64.
+pub const V13_VIA_KN_MIN_M: usize = 1024;
+
 /// Why dispatch, choosing by itself, passes over `spec` for `problem` although it could run
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
@@ -1022,7 +1068,7 @@ fn split_refusal(
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
     if spec.dtype == DType::F32
-        && matches!(spec.name, "v13" | "v13_m64" | "v13_m32")
+        && matches!(spec.name, "v13" | "v13_m64" | "v13_m32" | "v13_m64_via_kn")
         && small_f32_product(problem)
     {
         return Some(
@@ -1045,7 +1091,10 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
     let short_thin_n = problem.n <= geometry::thin::THIN_MAX as usize && problem.k <= SHORT_K;
     if short_thin_n
         && spec.dtype != DType::Tf32
-        && matches!(spec.name, "thin_n" | "v13" | "v13_m64" | "v13_m32")
+        && matches!(
+            spec.name,
+            "thin_n" | "v13" | "v13_m64" | "v13_m32" | "v13_m64_via_kn"
+        )
     {
         return Some(format!(
             "n ≤ {} with k ≤ {SHORT_K}: {} measured faster (passed over, not refused: it \
@@ -1079,7 +1128,17 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
              not refused: it runs when forced)"
         ));
     }
-    if spec.transposes_b() {
+    if spec.transposes_b()
+        && spec.dtype == DType::F32
+        && (problem.m < V13_VIA_KN_MIN_M || problem.k <= V13_M64_SHORT_K)
+    {
+        return Some(format!(
+            "m < {V13_VIA_KN_MIN_M} or k ≤ {V13_M64_SHORT_K}, where copying B `[n, k]` to \
+             `[k, n]` first was measured not to pay (passed over, not refused: it runs when \
+             forced)"
+        ));
+    }
+    if spec.transposes_b() && spec.dtype == DType::Tf32 {
         let source = transpose_source(problem);
         let copied = 8.0 * (source.rows * source.cols * source.batch) as f64;
         let copy_seconds = copied / (MODEL_DEVICE_BYTES_PER_SM * caps.sm_count.max(1) as f64);

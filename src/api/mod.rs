@@ -258,8 +258,8 @@ impl Gemm {
     /// Launches `plan` for `problem`.
     fn launch(&self, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
         let spec = plan.kernel;
-        // A kernel that reads B only K-major, on B `[k, n]`: queue B's transposed copy first
-        // and let the kernel read that. `copy` holds the runtime's scratch buffer until the
+        // A kernel that reads B in the other layout (v19 on B `[k, n]`, `v13_m64_via_kn` on
+        // B `[n, k]`): queue B's transposed copy first and let the kernel read that. `copy` holds the runtime's scratch buffer until the
         // product is queued.
         let copy = if spec.transposes_b() {
             let source = dispatch::transpose_source(problem);
