@@ -436,6 +436,21 @@ const V13_M32_TILE: (u32, u32) = (geometry::v13::M32_BLOCK_TILE_M, geometry::v13
 const V15_TILE: (u32, u32) = (geometry::v15::BLOCK_TILE_M, geometry::v15::BLOCK_TILE_N);
 const V14_TILE: (u32, u32) = (geometry::v14::BLOCK_TILE_M, geometry::v14::BLOCK_TILE_N);
 
+/// v13's 64-row variant on f32 with B `[k, n]`: its own entry in [`KERNELS`], and the kernel
+/// `v13_m64_via_kn` runs on a `[k, n]` copy of B `[n, k]`.
+const V13_M64_F32_KN: KernelSpec = ladder(
+    "v13_m64",
+    "gemm_v13_m64_f32_kn",
+    DType::F32,
+    BLayout::Kn,
+    geometry::v13::M64_THREADS,
+    V13_M64_TILE,
+    geometry::v13::M64_SHARED_BYTES_KN,
+    geometry::v13::M64_MIN_BLOCKS_PER_SM,
+    V13_GFLOPS_PER_SM,
+    true,
+);
+
 /// Every kernel, fastest first within each (element type, B layout).
 pub const KERNELS: &[KernelSpec] = &[
     thin(
@@ -474,18 +489,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V13_GFLOPS_PER_SM,
         true,
     ),
-    ladder(
-        "v13_m64",
-        "gemm_v13_m64_f32_kn",
-        DType::F32,
-        BLayout::Kn,
-        geometry::v13::M64_THREADS,
-        V13_M64_TILE,
-        geometry::v13::M64_SHARED_BYTES_KN,
-        geometry::v13::M64_MIN_BLOCKS_PER_SM,
-        V13_GFLOPS_PER_SM,
-        true,
-    ),
+    V13_M64_F32_KN,
     ladder(
         "v13",
         "gemm_v13_f32_kn",
@@ -505,18 +509,7 @@ pub const KERNELS: &[KernelSpec] = &[
         name: "v13_m64_via_kn",
         b_layout: BLayout::Nk,
         copies_b_transposed: true,
-        ..ladder(
-            "v13_m64",
-            "gemm_v13_m64_f32_kn",
-            DType::F32,
-            BLayout::Kn,
-            geometry::v13::M64_THREADS,
-            V13_M64_TILE,
-            geometry::v13::M64_SHARED_BYTES_KN,
-            geometry::v13::M64_MIN_BLOCKS_PER_SM,
-            V13_GFLOPS_PER_SM,
-            true,
-        )
+        ..V13_M64_F32_KN
     },
     ladder(
         "v13_m32",
