@@ -259,8 +259,8 @@ impl Gemm {
     fn launch(&self, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
         let spec = plan.kernel;
         // A kernel that reads B in the other layout (v19 on B `[k, n]`, `v13_m64_via_kn` on
-        // B `[n, k]`): queue B's transposed copy first and let the kernel read that. `copy` holds the runtime's scratch buffer until the
-        // product is queued.
+        // B `[n, k]`): queue B's transposed copy first and let the kernel read that. `copy`
+        // holds the runtime's scratch buffer until the product is queued.
         let copy = if spec.transposes_b() {
             let source = dispatch::transpose_source(problem);
             // SAFETY: validation checked that B holds every element of `source` (it is B's

@@ -73,10 +73,10 @@
 //! - `args.c`: 2-byte aligned, any `ldc ≥ n` and `stride_c`. Decided at run time: when `c` is
 //!   8-byte aligned and `ldc` and `stride_c` (if batch > 1) are multiples of 4, neighbouring
 //!   lanes swap one pair and each stores four columns with one 8-byte store (as the ladder
-//!   rung does, whole 32-byte sectors per warp and row; worth 0.927 → 0.949–0.952 of cuBLAS over the
-//!   fp16 shape suite, `docs/results/v18-library-quads`); else column pairs with one 32-bit
-//!   store when `c` is 4-byte aligned and `ldc` and `stride_c` are even; else element by
-//!   element.
+//!   rung does, whole 32-byte sectors per warp and row; worth 0.927 → 0.952 of cuBLAS over
+//!   the fp16 shape suite, median of three runs, `docs/results/v18-library-quads`); else
+//!   column pairs with one 32-bit store when `c` is 4-byte aligned and `ldc` and `stride_c`
+//!   are even; else element by element.
 //! - `args.bias`: 0 or n elements of C's type (any alignment ≥ 2 bytes).
 //!
 //! ## The tensor maps (`cuTensorMapEncodeTiled`, see `host/src/tensor_map.rs`)

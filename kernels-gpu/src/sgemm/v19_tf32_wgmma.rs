@@ -51,8 +51,8 @@
 //! B `[n, k]`: the preconditions of `gemm_v18_f16_nk` with fp32 elements (row strides
 //! multiples of 16 bytes: `lda`, `ldb` multiples of 4), A box (32, 128, 1), B box (32, 256, 1),
 //! map type `FLOAT32`, C 4-byte aligned with any `ldc` (column pairs as one 64-bit store when C
-//! is 8-byte aligned and `ldc`, `stride_c` are even, decided at run time). For B `[k, n]` the host transposes B into a
-//! workspace first, as the rung does.
+//! is 8-byte aligned and `ldc`, `stride_c` are even, decided at run time). For B `[k, n]` the
+//! host transposes B into a workspace first, as the rung does.
 
 use crate::tma_gemm::{ladder_tma_wgmma, library_gemm};
 use gemm_geometry::GemmArgs;
