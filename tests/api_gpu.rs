@@ -737,9 +737,9 @@ fn v13_short_m_sweep(kernel: &str, rows: &[usize]) {
 }
 
 /// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
-/// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes. Small
-/// enough for compute-sanitizer's racecheck (`--kernel-regex kns=thin_`), and with no cuBLAS in
-/// the process.
+/// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes; the FMA
+/// kernels in f32 too. Small enough for compute-sanitizer's racecheck (`--kernel-regex
+/// kns=thin_`), and with no cuBLAS in the process.
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_sanitizer_subset() {
@@ -762,7 +762,11 @@ fn thin_sanitizer_subset() {
             &[BLayout::Nk],
             &[(1000, 8, 40), (100, 5, 2000)],
         ),
-        ("thin_m", &both, &[(8, 100, 1000), (3, 33, 40)]),
+        (
+            "thin_m",
+            &both,
+            &[(8, 100, 1000), (3, 33, 40), (1, 70, 512)],
+        ),
         ("thin_n", &both, &[(1000, 8, 40), (33, 5, 100)]),
     ];
     for (kernel, layouts, shapes) in cases {
@@ -775,6 +779,10 @@ fn thin_sanitizer_subset() {
                 let seed = 9000 + i as u64;
                 check::<half::f16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
                 check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+                // The FMA kernels also serve f32 (their only kernels with two blocks per SM).
+                if !kernel.ends_with("_mma") {
+                    check::<f32>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+                }
             }
         }
     }

@@ -17,11 +17,16 @@
 //! * **column slices** (`thin_m` with B `[k, n]`): B's rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] 16-byte column chunks of B (`KN_CHUNKS · 16 / element bytes`
 //!   columns of C) and all of k, cut into [`KN_K_SLICES`] interleaved slices, one per group of
-//!   [`KN_CHUNKS`] threads: a warp load reads 8 rows × 64 bytes (two whole DRAM sectors per
-//!   row; 16 rows × 32 bytes, with 2 chunks, streamed B 1.06–1.62× slower on the H100), and
-//!   few columns per block keep the grid large. Each thread keeps [`KN_UNROLL`] rows of B in flight, and the
-//!   slices' partial sums are reduced by warp shuffles and then across warps in shared memory
-//!   ([`KN_SHARED_BYTES`]), always in the same order.
+//!   [`KN_CHUNKS`] threads: a warp load reads 4 rows × 128 bytes (one whole cache line per
+//!   row), and few columns per block keep the grid large. Each thread keeps [`KN_UNROLL`] rows
+//!   of B in flight, two blocks per SM in fp32 ([`kn_min_blocks_per_sm`]); each lane loads
+//!   one column of A per step of [`KN_STEP_K`] rows and the warp shares them through its own
+//!   slot of shared memory, and the slices' partial sums are reduced by warp shuffles and then
+//!   across warps in shared memory ([`KN_SHARED_BYTES`]), always in the same order. The width of a block's rows was
+//!   measured on the H100 (fp32, m = 1 and 8, the suite's nine LLM layers, a CUDA prototype of
+//!   this body, `docs/results/thin-kn-rows`): 32 bytes (2 chunks) streamed B 1.06–1.62×
+//!   slower than 64 bytes; 64 bytes reached 70–86% of the copy bandwidth at the large layers
+//!   and 128 bytes 92–98%; 256 and 512 bytes leave too few blocks unless k is split.
 //!
 //! Every reduction has a fixed order (no atomics, no cross-block sums), so results are
 //! bit-identical from run to run. The device code and the host (dispatch's grid) read these
@@ -33,12 +38,12 @@ pub const THIN_MAX: u32 = 8;
 pub const THREADS: u32 = 256;
 /// Warps per block.
 pub const WARPS: u32 = THREADS / 32;
-/// The `min_blocks` of the entries' launch bounds. With 2 (at most 128 registers per thread)
-/// ptxas 13.0 spilled in most entries on sm_80–sm_89 (up to 188 bytes in the f32 dot-rows
-/// entries) and some on sm_90 and sm_120; with 1 none spills, at 148–255 registers, so one
-/// block of 8 warps is resident per SM (two where an entry needs at most 128). Each thread
-/// then keeps 8 loads of 16 bytes in flight ([`DOT_UNROLL`] × [`DOT_ROWS_PER_WARP`], or
-/// [`KN_UNROLL`]): 32 KiB per SM.
+/// The `min_blocks` of the dot-rows entries' launch bounds (the column-slices entries have
+/// [`kn_min_blocks_per_sm`]). With 2 (at most 128 registers per thread) ptxas 13.0 spilled in
+/// most of them on sm_80–sm_89 (up to 188 bytes in the f32 entries) and some on sm_90 and
+/// sm_120; with 1 none spills, at 148–255 registers, so one block of 8 warps is resident per
+/// SM (two where an entry needs at most 128). Each thread then keeps 8 loads of 16 bytes in
+/// flight ([`DOT_UNROLL`] × [`DOT_ROWS_PER_WARP`]): 32 KiB per SM.
 pub const MIN_BLOCKS_PER_SM: u32 = 1;
 /// Bytes of one vector load (`ld.global.v4.b32`): 4 f32 or 8 fp16/bf16 elements.
 pub const CHUNK_BYTES: u32 = 16;
@@ -59,18 +64,36 @@ pub const STAGE_K: u32 = 1024;
 /// column (conflict-free, or two-way for fp16/bf16's 32 bytes).
 pub const STAGED_SHARED_BYTES: u32 = THIN_MAX * STAGE_K * 4;
 
-/// 16-byte column chunks of B per block in the column-slices body (`thin_m`, `[k, n]`).
-pub const KN_CHUNKS: u32 = 4;
+/// 16-byte column chunks of B per block in the column-slices body (`thin_m`, `[k, n]`): 128
+/// bytes of each row of B, one cache line.
+pub const KN_CHUNKS: u32 = 8;
 /// Slices of k per block in the column-slices body: thread `t` owns chunk `t % KN_CHUNKS`
 /// and rows `t / KN_CHUNKS + s · KN_K_SLICES` of k.
 pub const KN_K_SLICES: u32 = THREADS / KN_CHUNKS;
 /// Rows of B each thread loads before using any in the column-slices body.
 pub const KN_UNROLL: u32 = 8;
+/// The `min_blocks` of the column-slices entries' launch bounds, by element bytes. fp32: two
+/// blocks per SM (at most 128 registers) keep 64 KiB of B in flight ([`KN_UNROLL`] 16-byte
+/// loads per thread); with one, as the other thin entries, the fp32 layers streamed B at
+/// 54–78% of the copy bandwidth on the H100 (`docs/results/f32-via-kn`). fp16/bf16 (whose
+/// aligned calls run the tensor-core kernels instead): one, since in 128 registers their twice
+/// as many sums spilled up to 44 bytes on sm_80–sm_89 (ptxas 13.0).
+pub const fn kn_min_blocks_per_sm(element_bytes: u32) -> u32 {
+    if element_bytes == 4 { 2 } else { 1 }
+}
 /// The most elements of one chunk (fp16/bf16: 8).
 pub const MAX_CHUNK_ELEMENTS: u32 = 8;
-/// Dynamic shared memory of the column-slices body: one partial sum per warp, chunk, row of
-/// C and chunk element.
-pub const KN_SHARED_BYTES: u32 = WARPS * KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS * 4;
+/// Rows of k per step of the column-slices body: one row per slice and unrolled load.
+pub const KN_STEP_K: u32 = KN_K_SLICES * KN_UNROLL;
+/// f32 partial sums of the column-slices body: one per warp, chunk, row of C and chunk
+/// element.
+pub const KN_PARTIALS: u32 = WARPS * KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS;
+/// f32 of one warp's slot of A in the column-slices body: two buffers of 32 records (one per
+/// lane), each the [`THIN_MAX`] rows of one column of A.
+pub const KN_A_SLOT: u32 = 2 * 32 * THIN_MAX;
+/// Dynamic shared memory of the column-slices body: the partial sums, then every warp's slot
+/// of A.
+pub const KN_SHARED_BYTES: u32 = (KN_PARTIALS + WARPS * KN_A_SLOT) * 4;
 
 /// Threads per block of the tensor-core thin kernels (`kernels-gpu/src/thin_mma.rs`, entries
 /// `gemm_thin_{m,n}_mma_<f16|bf16>_<blayout>`): fp16 and bf16 products whose rows start on
@@ -133,8 +156,7 @@ pub const fn kn_block_columns(element_bytes: u32) -> u32 {
 
 const _: () = {
     assert!(THREADS.is_multiple_of(32) && WARPS == 8);
-    // One output per thread in the column-slices store, and per lane in the dot-rows store.
-    assert!(KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS <= THREADS);
+    // One output per lane in the dot-rows store.
     assert!(THIN_MAX * DOT_ROWS_PER_WARP <= 32);
     // The slices of one chunk are the lanes `chunk` apart modulo KN_CHUNKS: 32 / KN_CHUNKS per
     // warp (a power of two, for the shuffle butterfly).
@@ -158,11 +180,12 @@ mod tests {
 
     #[test]
     fn blocks_cover_the_streamed_operand() {
-        assert_eq!(kn_block_columns(4), 16);
-        assert_eq!(kn_block_columns(2), 32);
+        assert_eq!(kn_block_columns(4), 32);
+        assert_eq!(kn_block_columns(2), 64);
         assert_eq!(DOT_ROWS_PER_BLOCK, 16);
         assert_eq!(STAGED_SHARED_BYTES, 32_768);
-        assert_eq!(KN_SHARED_BYTES, 8192);
+        assert_eq!(KN_STEP_K, 256);
+        assert_eq!(KN_SHARED_BYTES, 16_384 + 16_384);
         assert_eq!(MMA_DOT_SHARED_BYTES, 4096);
         assert_eq!(MMA_KN_SHARED_BYTES, 8192 + 8192);
     }

@@ -14,12 +14,14 @@
 //!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
 //!   time in shared memory, transposed to `[column][k]` f32 (zeros past k).
 //! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
-//!   owns [`KN_CHUNKS`] (4) 16-byte column chunks and all of k; thread `t` reads chunk `t % 4`
-//!   of rows `t / 4 + 64·s` ([`KN_UNROLL`] rows in flight), so a warp load covers 8 rows × 64
-//!   bytes. The 64 slices' partial sums are reduced by shuffles within each warp, then across
-//!   the warps in shared memory, in a fixed order. (With 2 chunks, 16 rows × 32 bytes per warp
-//!   load, the fp32 m = 1 and m = 8 LLM layers took 1.06–1.62× as long on the H100, at 27–72%
-//!   of copy bandwidth: `docs/results/v13-short-m`, run 11.)
+//!   owns [`KN_CHUNKS`] (8) 16-byte column chunks and all of k; thread `t` reads chunk `t % 8`
+//!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a warp load
+//!   covers 4 rows × 128 bytes, a whole cache line of each. The 32 slices' partial sums are
+//!   reduced by shuffles within each warp, then across the warps in shared memory, in a fixed
+//!   order. (Narrower rows stream B slower on the H100: 32 bytes per row, 16 rows per warp
+//!   load, took the fp32 m = 1 and m = 8 LLM layers 1.06–1.62× as long as 64 bytes
+//!   (`docs/results/v13-short-m`, run 11), and 64 bytes, at one block per SM, reached 54–78%
+//!   of the copy bandwidth where 128 bytes reach 92–98% (`docs/results/thin-kn-rows`).)
 //!
 //! Results are bit-identical from run to run: no atomics, no reduction across blocks, every
 //! sum taken in one order.
@@ -40,24 +42,36 @@
 //! for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
 
 use crate::device::{
-    block_x, block_z, fma, grid_dim_x, grid_dim_z, read4, shared_f32, sync_threads, thread_x,
+    block_x, block_z, fma, grid_dim_x, grid_dim_z, read4, shared_f32, sync_threads, sync_warp,
+    thread_x, write4,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue;
 use core::arch::asm;
+use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
-    CHUNK_BYTES, DOT_ROWS_PER_BLOCK, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_CHUNKS, KN_K_SLICES,
-    KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX,
+    CHUNK_BYTES, DOT_ROWS_PER_BLOCK, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_A_SLOT, KN_CHUNKS,
+    KN_K_SLICES, KN_PARTIALS, KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX, THREADS,
+    kn_min_blocks_per_sm,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::thin::{KN_SHARED_BYTES, STAGED_SHARED_BYTES, THREADS};
+use gemm_geometry::thin::{KN_SHARED_BYTES, STAGED_SHARED_BYTES};
 
 // The bodies below are unrolled for exactly these numbers.
 const _: () = assert!(THIN_MAX == 8 && DOT_ROWS_PER_WARP == 2 && DOT_UNROLL == 4);
 const _: () = assert!(KN_UNROLL == 8 && MAX_CHUNK_ELEMENTS == 8);
+/// Outputs of one block of the column-slices body: every (chunk, row of C, chunk element).
+const KN_OUTPUTS: u32 = KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS;
+// Its store takes two passes of the block's threads; its reduction, one partial per warp.
+const _: () = assert!(KN_OUTPUTS == 2 * THREADS && THREADS / 32 == 8);
+/// Slices of k (groups of [`KN_CHUNKS`] threads) per warp in the column-slices body.
+const KN_SLICES_PER_WARP: u32 = 32 / KN_CHUNKS;
+const _: () = assert!(KN_STEP_K == KN_K_SLICES * KN_UNROLL);
+// A warp's step reads KN_SLICES_PER_WARP · KN_UNROLL rows of B: one column of A per lane.
+const _: () = assert!(KN_SLICES_PER_WARP * KN_UNROLL == 32);
 const _: () = assert!(STAGE_K == 4 * 256 && CHUNK_BYTES == 16);
 
 /// 16 bytes of the streamed operand at the global address `at`, through the read-only path
@@ -574,6 +588,22 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
 
 /// The column-slices body: `thin_m` with B `[k, n]` (see the module documentation).
 ///
+/// The block walks k in steps of [`KN_STEP_K`] rows, the same number of steps for every
+/// thread. In each step a thread sends its [`KN_UNROLL`] loads of B (rows
+/// `l0 + slice + KN_K_SLICES·u`) and, for every row i of C, one element of A: a warp's 32
+/// lanes load exactly the 32 columns of A its rows of B need (lane `L` column
+/// `l0 + 4·warp + L % 4 + KN_K_SLICES·(L / 4)`) and put them in the warp's own slot of shared
+/// memory (one 32-byte record of 8 rows per column), from which each lane reads the record
+/// of its row u with two 16-byte loads. A thread thus holds only one A value per row of C
+/// across its loads of B (one per row of C and loaded row of B spilled at two blocks per SM),
+/// no barrier holds the block's warps together (staging A for the whole block behind a
+/// barrier lost a tenth of the bandwidth where the grid has one block per SM), and two
+/// records per lane cost a tenth of the shuffles that handing each value over took (at
+/// m = 8, 64 shuffles per step made the layers 10–20% slower; `docs/results/thin-kn-rows`).
+/// Each warp's slot has two buffers, used in turn, so one warp barrier per step suffices: a
+/// lane writes a buffer only after the barrier that every lane reaches after its reads of that
+/// buffer two steps earlier.
+///
 /// # Safety
 /// As [`dot_rows`], with `m ≤ THIN_MAX` and [`KN_SHARED_BYTES`] of dynamic shared memory.
 #[inline(always)]
@@ -583,6 +613,12 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
     let thread = thread_x();
     let (chunk, slice) = (thread % KN_CHUNKS, thread / KN_CHUNKS);
     let (lane, warp) = (thread % 32, thread / 32);
+    // The column of A this lane loads for its warp, relative to the step's first row; the
+    // column of this thread's row u was loaded by lane (slice % 4) + 4·u.
+    let a_offset = KN_SLICES_PER_WARP * warp
+        + lane % KN_SLICES_PER_WARP
+        + KN_K_SLICES * (lane / KN_SLICES_PER_WARP);
+    let a_source = slice % KN_SLICES_PER_WARP;
     let (m, n, k) = (args.m, args.n, args.k);
     let vector = rows_aligned(args.b, k, args.ldb, args.stride_b, args.batch, E::BYTES);
     let block_columns = KN_CHUNKS * v;
@@ -590,6 +626,9 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
     let ldb_bytes = args.ldb as u64 * bytes;
     let lda_bytes = args.lda as u64 * bytes;
     let partials = shared_f32();
+    // SAFETY: the warps' slots of A follow the partial sums inside KN_SHARED_BYTES.
+    let a_slot = unsafe { partials.add((KN_PARTIALS + warp * KN_A_SLOT) as usize) };
+    let mut buffer = 0;
 
     let mut z = block_z();
     while z < args.batch {
@@ -598,47 +637,73 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
         let c_item = args.c + z as u64 * args.stride_c * bytes;
         let mut group = block_x();
         while group < groups {
-            // < n + 16 ≤ 2³¹ + 15: no wrap.
+            // < n + 64 ≤ 2³¹ + 63: no wrap.
             let first_col = group * block_columns + chunk * v;
             let whole = vector && first_col + v <= n;
             // Byte address of this thread's chunk in B's row 0 (read only if first_col < n).
             let b_chunk = b_item + first_col as u64 * bytes;
             let mut acc = [[0.0f32; 8]; 8];
-            let mut l = slice;
-            if whole {
-                while l + KN_K_SLICES * (KN_UNROLL - 1) < k {
-                    // Every load of the group goes out before any is used.
-                    let mut raw = [[0u32; 4]; 8];
+            let mut l0 = 0;
+            while l0 < k {
+                // Every load of the step goes out before any is used (whole chunks of a whole
+                // step; the edges load as they are used, below).
+                let fast = whole && k - l0 >= KN_STEP_K;
+                let mut raw = [[0u32; 4]; 8];
+                if fast {
                     seq!(u in 0..8 {
-                        let at = b_chunk + (l + KN_K_SLICES * u) as u64 * ldb_bytes;
-                        // SAFETY: a whole, 16-byte-aligned chunk of B's row l + 128·u < k.
+                        let at = b_chunk + (l0 + slice + KN_K_SLICES * u) as u64 * ldb_bytes;
+                        // SAFETY: a whole, 16-byte-aligned chunk of B's row l0 + … < k.
                         raw[u] = unsafe { load_streamed(at) };
                     });
-                    seq!(u in 0..8 {
-                        let b = E::widen(raw[u]);
-                        unsafe { slice_row::<E>(&mut acc, &b, a_item, lda_bytes, l + KN_K_SLICES * u, m) };
-                    });
-                    l += KN_K_SLICES * KN_UNROLL;
                 }
-            }
-            while l < k {
-                let row = b_chunk + l as u64 * ldb_bytes;
-                let mut b = [0.0f32; 8];
-                if whole {
-                    // SAFETY: as above.
-                    b = E::widen(unsafe { load_streamed(row) });
-                } else {
-                    seq!(e in 0..8 {
-                        if e < v && first_col + e < n {
-                            // SAFETY: element (l, first_col + e) of B.
-                            b[e] = unsafe { E::load_scalar(row + e * bytes) };
+                // SAFETY: A's batch item z; rows i < m, columns below k.
+                let a = unsafe { a_column::<E>(a_item, lda_bytes, l0 + a_offset, m, k) };
+                // SAFETY: this lane's record in the warp's buffer, inside KN_SHARED_BYTES,
+                // 16-byte aligned (32-byte records after 16-byte-aligned partial sums).
+                let records = unsafe { a_slot.add((buffer * 32 * THIN_MAX) as usize) };
+                unsafe {
+                    let mine = records.add((lane * THIN_MAX) as usize);
+                    write4(mine, f32x4::from_array([a[0], a[1], a[2], a[3]]));
+                    if m > 4 {
+                        write4(mine.add(4), f32x4::from_array([a[4], a[5], a[6], a[7]]));
+                    }
+                }
+                sync_warp();
+                seq!(u in 0..8 {
+                    let l = l0 + slice + KN_K_SLICES * u;
+                    let b = if fast {
+                        E::widen(raw[u])
+                    } else {
+                        // SAFETY: B's batch item z; only elements inside it are read.
+                        unsafe { edge_row::<E>(b_chunk + l as u64 * ldb_bytes, l < k, whole, first_col, n) }
+                    };
+                    // A[i, l] for every row i (0 past k), the record of the lane that loaded it.
+                    let record = (a_source + KN_SLICES_PER_WARP * u) * THIN_MAX;
+                    let mut a_l = [0.0f32; 8];
+                    // SAFETY: records written before the warp barrier, 16-byte aligned.
+                    unsafe {
+                        let low = read4(records.add(record as usize)).to_array();
+                        a_l[..4].copy_from_slice(&low);
+                        if m > 4 {
+                            let high = read4(records.add(record as usize + 4)).to_array();
+                            a_l[4..].copy_from_slice(&high);
+                        }
+                    }
+                    seq!(i in 0..8 {
+                        if i < m {
+                            seq!(e in 0..8 {
+                                if e < E::CHUNK {
+                                    acc[i][e] = fma(a_l[i], b[e], acc[i][e]);
+                                }
+                            });
                         }
                     });
-                }
-                unsafe { slice_row::<E>(&mut acc, &b, a_item, lda_bytes, l, m) };
-                l += KN_K_SLICES;
+                });
+                buffer ^= 1;
+                // k < 2³¹: no wrap.
+                l0 += KN_STEP_K;
             }
-            // The 8 slices of each chunk in this warp (lanes equal modulo KN_CHUNKS), then the 8
+            // The 4 slices of each chunk in this warp (lanes equal modulo KN_CHUNKS), then the 8
             // warps.
             seq!(i in 0..8 {
                 if i < m {
@@ -659,23 +724,27 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
                 }
             });
             sync_threads();
-            // Thread (c, i, e) finishes element e of chunk c in row i.
-            let (c, i, e) = (
-                thread / (THIN_MAX * MAX_CHUNK_ELEMENTS),
-                thread / MAX_CHUNK_ELEMENTS % THIN_MAX,
-                thread % MAX_CHUNK_ELEMENTS,
-            );
-            let col = group * block_columns + c * v + e;
-            if c < KN_CHUNKS && i < m && e < v && col < n {
-                let mut sum = 0.0f32;
-                seq!(w in 0..8 {
-                    let at = ((w * KN_CHUNKS + c) * THIN_MAX + i) * MAX_CHUNK_ELEMENTS + e;
-                    // SAFETY: inside KN_SHARED_BYTES, written before the barrier.
-                    sum += unsafe { *partials.add(at as usize) };
-                });
-                // SAFETY: i < m and col < n.
-                unsafe { store::<E>(args, c_item, i, col, sum) };
-            }
+            // Output o = (c, i, e), element e of chunk c in row i, is finished by thread
+            // o mod THREADS (KN_OUTPUTS / THREADS of them each).
+            seq!(pass in 0..2 {
+                let output = thread + THREADS * pass;
+                let (c, i, e) = (
+                    output / (THIN_MAX * MAX_CHUNK_ELEMENTS),
+                    output / MAX_CHUNK_ELEMENTS % THIN_MAX,
+                    output % MAX_CHUNK_ELEMENTS,
+                );
+                let col = group * block_columns + c * v + e;
+                if i < m && e < v && col < n {
+                    let mut sum = 0.0f32;
+                    seq!(w in 0..8 {
+                        let at = ((w * KN_CHUNKS + c) * THIN_MAX + i) * MAX_CHUNK_ELEMENTS + e;
+                        // SAFETY: inside KN_SHARED_BYTES, written before the barrier.
+                        sum += unsafe { *partials.add(at as usize) };
+                    });
+                    // SAFETY: i < m and col < n.
+                    unsafe { store::<E>(args, c_item, i, col, sum) };
+                }
+            });
             // The partials are read before the next group's are written.
             sync_threads();
             group += grid_dim_x();
@@ -684,42 +753,73 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
     }
 }
 
-/// Adds row `l` of B's chunk (`b`, widened) times `A[i, l]` into `acc[i]` for every row i < m
-/// of A (batch item at byte address `a_item`, rows `lda_bytes` apart).
+/// Element `l` of A's rows `i < m` (batch item at byte address `a_item`, rows `lda_bytes`
+/// apart), widened; zeros past k and past m.
 ///
 /// # Safety
-/// `l < k` and A readable as described.
+/// A must be readable as described.
 #[inline(always)]
-unsafe fn slice_row<E: ThinElement>(
-    acc: &mut [[f32; 8]; 8],
-    b: &[f32; 8],
+unsafe fn a_column<E: ThinElement>(
     a_item: u64,
     lda_bytes: u64,
     l: u32,
     m: u32,
-) {
-    let a_column = a_item + l as u64 * E::BYTES as u64;
+    k: u32,
+) -> [f32; 8] {
+    let column = a_item + l as u64 * E::BYTES as u64;
+    let mut values = [0.0f32; 8];
     seq!(i in 0..8 {
-        if i < m {
+        if i < m && l < k {
             // SAFETY: element (i, l) of A, i < m and l < k.
-            let a = unsafe { E::load_scalar(a_column + i * lda_bytes) };
+            values[i] = unsafe { E::load_scalar(column + i * lda_bytes) };
+        }
+    });
+    values
+}
+
+/// One row of a thread's chunk of B at byte address `row`, widened, at the edges of the
+/// column-slices body: zeros when the row is past k (`inside` false); else 16 bytes when the
+/// chunk is `whole`, else element by element up to column n.
+///
+/// # Safety
+/// When `inside`, the row must be readable from column `first_col`, which is below n.
+#[inline(always)]
+unsafe fn edge_row<E: ThinElement>(
+    row: u64,
+    inside: bool,
+    whole: bool,
+    first_col: u32,
+    n: u32,
+) -> [f32; 8] {
+    let mut b = [0.0f32; 8];
+    if inside {
+        if whole {
+            // SAFETY: a whole, 16-byte-aligned chunk inside the row.
+            b = E::widen(unsafe { load_streamed(row) });
+        } else {
             seq!(e in 0..8 {
-                if e < E::CHUNK {
-                    acc[i][e] = fma(a, b[e], acc[i][e]);
+                if e < E::CHUNK && first_col + e < n {
+                    // SAFETY: element first_col + e < n of the row.
+                    b[e] = unsafe { E::load_scalar(row + e * E::BYTES as u64) };
                 }
             });
         }
-    });
+    }
+    b
 }
 
 /// One entry point per family, element type and B layout.
 macro_rules! thin_entry {
     ($name:ident, $what:literal, |$args:ident| $body:expr) => {
-        crate::launch_bounds!(
+        thin_entry!(
             $name,
-            gemm_geometry::thin::THREADS,
-            gemm_geometry::thin::MIN_BLOCKS_PER_SM
+            $what,
+            gemm_geometry::thin::MIN_BLOCKS_PER_SM,
+            |$args| $body
         );
+    };
+    ($name:ident, $what:literal, $min_blocks:expr, |$args:ident| $body:expr) => {
+        crate::launch_bounds!($name, gemm_geometry::thin::THREADS, $min_blocks);
 
         #[doc = concat!("Thin product, ", $what, ". Launch as the module documentation says.")]
         ///
@@ -750,15 +850,24 @@ unsafe fn thin_n_kn<E: ThinElement>(args: &GemmArgs) {
     }
 }
 
-thin_entry!(gemm_thin_m_f32_kn, "m ≤ 8, f32, B [k, n]", |args| {
-    column_slices::<f32>(args)
-});
-thin_entry!(gemm_thin_m_f16_kn, "m ≤ 8, fp16, B [k, n]", |args| {
-    column_slices::<F16>(args)
-});
-thin_entry!(gemm_thin_m_bf16_kn, "m ≤ 8, bf16, B [k, n]", |args| {
-    column_slices::<Bf16>(args)
-});
+thin_entry!(
+    gemm_thin_m_f32_kn,
+    "m ≤ 8, f32, B [k, n]",
+    kn_min_blocks_per_sm(4),
+    |args| column_slices::<f32>(args)
+);
+thin_entry!(
+    gemm_thin_m_f16_kn,
+    "m ≤ 8, fp16, B [k, n]",
+    kn_min_blocks_per_sm(2),
+    |args| column_slices::<F16>(args)
+);
+thin_entry!(
+    gemm_thin_m_bf16_kn,
+    "m ≤ 8, bf16, B [k, n]",
+    kn_min_blocks_per_sm(2),
+    |args| column_slices::<Bf16>(args)
+);
 thin_entry!(gemm_thin_m_f32_nk, "m ≤ 8, f32, B [n, k]", |args| {
     dot_rows::<f32, THIN_M_NK>(args)
 });

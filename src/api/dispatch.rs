@@ -343,7 +343,10 @@ const fn thin(
         grid: GridKind::Thin,
         shape,
         split_k: false,
-        blocks_per_sm: thin::MIN_BLOCKS_PER_SM,
+        blocks_per_sm: match (shape, b_layout) {
+            (ShapeClass::ThinN, _) | (_, BLayout::Nk) => thin::MIN_BLOCKS_PER_SM,
+            (_, BLayout::Kn) => thin::kn_min_blocks_per_sm(element_bytes),
+        },
         copies_b_transposed: false,
         gflops_per_sm: 0,
     }
