@@ -614,11 +614,12 @@ fn thin_kernels_need_no_alignment() {
 fn thin_grids_cover_the_streamed_operand() {
     let caps = hopper();
     for layout in [BLayout::Kn, BLayout::Nk] {
+        // B [k, n]: 128 bytes of each row of B per block.
         for (dtype, kn_columns) in [
-            (DType::F32, 16),
-            (DType::Tf32, 16),
-            (DType::F16, 32),
-            (DType::Bf16, 32),
+            (DType::F32, 32),
+            (DType::Tf32, 32),
+            (DType::F16, 64),
+            (DType::Bf16, 64),
         ] {
             // thin_m: blocks along n (x), batch along z.
             let mut r = request(dtype, 1, 4097, 4096);
