@@ -22,11 +22,12 @@
 //!   of B in flight, two blocks per SM in fp32 ([`kn_min_blocks_per_sm`]); each lane loads
 //!   one column of A per step of [`KN_STEP_K`] rows and the warp shares them through its own
 //!   slot of shared memory, and the slices' partial sums are reduced by warp shuffles and then
-//!   across warps in shared memory ([`KN_SHARED_BYTES`]), always in the same order. The width of a block's rows was
-//!   measured on the H100 (fp32, m = 1 and 8, the suite's nine LLM layers, a CUDA prototype of
-//!   this body, `docs/results/thin-kn-rows`): 32 bytes (2 chunks) streamed B 1.06–1.62×
-//!   slower than 64 bytes; 64 bytes reached 70–86% of the copy bandwidth at the large layers
-//!   and 128 bytes 92–98%; 256 and 512 bytes leave too few blocks unless k is split.
+//!   across warps in shared memory ([`KN_SHARED_BYTES`]), always in the same order. The
+//!   width of a block's rows was measured on the H100 (fp32, m = 1 and 8, the suite's nine
+//!   LLM layers, a CUDA prototype of this body, `docs/results/thin-kn-rows`): 32 bytes (2
+//!   chunks) streamed B 1.06–1.62× slower than 64 bytes; 64 bytes reached 70–86% of the copy
+//!   bandwidth at the large layers and 128 bytes 92–98%; 256 and 512 bytes leave too few
+//!   blocks unless k is split.
 //!
 //! Every reduction has a fixed order (no atomics, no cross-block sums), so results are
 //! bit-identical from run to run. The device code and the host (dispatch's grid) read these
@@ -74,8 +75,10 @@ pub const KN_K_SLICES: u32 = THREADS / KN_CHUNKS;
 pub const KN_UNROLL: u32 = 8;
 /// The `min_blocks` of the column-slices entries' launch bounds, by element bytes. fp32: two
 /// blocks per SM (at most 128 registers) keep 64 KiB of B in flight ([`KN_UNROLL`] 16-byte
-/// loads per thread); with one, as the other thin entries, the fp32 layers streamed B at
-/// 54–78% of the copy bandwidth on the H100 (`docs/results/f32-via-kn`). fp16/bf16 (whose
+/// loads per thread), as the CUDA prototype that chose 128-byte rows ran. (With one, as the
+/// other thin entries, and 64-byte rows, the fp32 layers streamed B at 38–78% of the copy
+/// bandwidth on the H100, `docs/results/f32-via-kn`; the two changes were not measured
+/// apart.) fp16/bf16 (whose
 /// aligned calls run the tensor-core kernels instead): one, since in 128 registers their twice
 /// as many sums spilled up to 44 bytes on sm_80–sm_89 (ptxas 13.0).
 pub const fn kn_min_blocks_per_sm(element_bytes: u32) -> u32 {

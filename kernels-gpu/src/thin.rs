@@ -15,13 +15,14 @@
 //!   time in shared memory, transposed to `[column][k]` f32 (zeros past k).
 //! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] (8) 16-byte column chunks and all of k; thread `t` reads chunk `t % 8`
-//!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a warp load
-//!   covers 4 rows × 128 bytes, a whole cache line of each. The 32 slices' partial sums are
-//!   reduced by shuffles within each warp, then across the warps in shared memory, in a fixed
-//!   order. (Narrower rows stream B slower on the H100: 32 bytes per row, 16 rows per warp
-//!   load, took the fp32 m = 1 and m = 8 LLM layers 1.06–1.62× as long as 64 bytes
-//!   (`docs/results/v13-short-m`, run 11), and 64 bytes, at one block per SM, reached 54–78%
-//!   of the copy bandwidth where 128 bytes reach 92–98% (`docs/results/thin-kn-rows`).)
+//!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a
+//!   warp load covers 4 rows × 128 bytes, a whole cache line of each. The 32 slices' partial
+//!   sums are reduced by shuffles within each warp, then across the warps in shared memory, in
+//!   a fixed order. (Narrower rows stream B slower on the H100: 32 bytes per row, 16 rows per
+//!   warp load, took the fp32 m = 1 and m = 8 LLM layers 1.06–1.62× as long as 64 bytes
+//!   (`docs/results/v13-short-m`, run 11), and 64 bytes, at one block per SM, reached 38–78%
+//!   of the copy bandwidth where 128 bytes, at two, reach 84–100% at the 70B layers
+//!   (`docs/results/thin-kn-rows`).)
 //!
 //! Results are bit-identical from run to run: no atomics, no reduction across blocks, every
 //! sum taken in one order.
@@ -597,9 +598,10 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
 /// of its row u with two 16-byte loads. A thread thus holds only one A value per row of C
 /// across its loads of B (one per row of C and loaded row of B spilled at two blocks per SM),
 /// no barrier holds the block's warps together (staging A for the whole block behind a
-/// barrier lost a tenth of the bandwidth where the grid has one block per SM), and two
-/// records per lane cost a tenth of the shuffles that handing each value over took (at
-/// m = 8, 64 shuffles per step made the layers 10–20% slower; `docs/results/thin-kn-rows`).
+/// barrier cost 6–17 points of the copy bandwidth at the layers with one block per SM), and
+/// a lane reads two 16-byte records per row of B where handing A over by shuffles took one
+/// per row of C (at m = 8, 64 shuffles per step made the layers 7–19% slower;
+/// `docs/results/thin-kn-rows`).
 /// Each warp's slot has two buffers, used in turn, so one warp barrier per step suffices: a
 /// lane writes a buffer only after the barrier that every lane reaches after its reads of that
 /// buffer two steps earlier.

@@ -311,21 +311,37 @@ const fn thin(
         DType::F32 | DType::Tf32 => 4,
         DType::F16 | DType::Bf16 => 2,
     };
-    let (name, block_tile_m, block_tile_n, shared_bytes) = match (shape, b_layout) {
+    // The dot-rows body serves every pair but thin_m with B [k, n] (column slices).
+    let dot_blocks = thin::MIN_BLOCKS_PER_SM;
+    let (name, block_tile_m, block_tile_n, shared_bytes, blocks_per_sm) = match (shape, b_layout) {
         (ShapeClass::ThinN, BLayout::Kn) => (
             "thin_n",
             thin::DOT_ROWS_PER_BLOCK,
             thin::THIN_MAX,
             thin::STAGED_SHARED_BYTES,
+            dot_blocks,
         ),
-        (ShapeClass::ThinN, BLayout::Nk) => ("thin_n", thin::DOT_ROWS_PER_BLOCK, thin::THIN_MAX, 0),
+        (ShapeClass::ThinN, BLayout::Nk) => (
+            "thin_n",
+            thin::DOT_ROWS_PER_BLOCK,
+            thin::THIN_MAX,
+            0,
+            dot_blocks,
+        ),
         (_, BLayout::Kn) => (
             "thin_m",
             thin::THIN_MAX,
             thin::kn_block_columns(element_bytes),
             thin::KN_SHARED_BYTES,
+            thin::kn_min_blocks_per_sm(element_bytes),
         ),
-        (_, BLayout::Nk) => ("thin_m", thin::THIN_MAX, thin::DOT_ROWS_PER_BLOCK, 0),
+        (_, BLayout::Nk) => (
+            "thin_m",
+            thin::THIN_MAX,
+            thin::DOT_ROWS_PER_BLOCK,
+            0,
+            dot_blocks,
+        ),
     };
     KernelSpec {
         name,
@@ -343,10 +359,7 @@ const fn thin(
         grid: GridKind::Thin,
         shape,
         split_k: false,
-        blocks_per_sm: match (shape, b_layout) {
-            (ShapeClass::ThinN, _) | (_, BLayout::Nk) => thin::MIN_BLOCKS_PER_SM,
-            (_, BLayout::Kn) => thin::kn_min_blocks_per_sm(element_bytes),
-        },
+        blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm: 0,
     }
