@@ -396,13 +396,16 @@ fn public_types_are_send_and_sync() {
 /// The thin kernel a thin call must get: for fp16 and bf16 calls whose rows of A and B start
 /// on 16-byte boundaries the tensor-core ones (`thin_m_mma` when m ≤ 8, `thin_m16_mma` when
 /// m ≤ 16 and B is `[n, k]`, else `thin_n_mma` when n ≤ 8 and B is `[n, k]`), otherwise `thin_m`
-/// when m ≤ 8 (it is listed first), else `thin_n`.
+/// when m ≤ 8 (it is listed first), then for f32 and TF32 `thin_m16` when m ≤ 16 and B is
+/// `[n, k]` ([`wide_f32`]), else `thin_n`.
 fn expected_thin(p: &Problem) -> Option<&'static str> {
     let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16) && p.input_rows_aligned_to(16);
     if p.m <= 8 {
         Some(if tensor_cores { "thin_m_mma" } else { "thin_m" })
     } else if p.m <= 16 && tensor_cores && p.b_layout == BLayout::Nk {
         Some("thin_m16_mma")
+    } else if p.m <= 16 && wide_f32(p) {
+        Some("thin_m16")
     } else if p.n <= 8 {
         Some(if tensor_cores && p.b_layout == BLayout::Nk {
             "thin_n_mma"
@@ -414,18 +417,31 @@ fn expected_thin(p: &Problem) -> Option<&'static str> {
     }
 }
 
+/// Whether dispatch takes the wide f32 thin kernel `thin_m16` for `p` when m ≤ 16: f32 or TF32,
+/// B `[n, k]`, rows of A and B on 16-byte boundaries, and at least an eighth of the SMs' worth
+/// of blocks of 32 rows of B (`dispatch::passed_over`; 16 blocks covers both test devices).
+fn wide_f32(p: &Problem) -> bool {
+    matches!(p.dtype, DType::F32 | DType::Tf32)
+        && p.b_layout == BLayout::Nk
+        && p.input_rows_aligned_to(16)
+        && p.n.div_ceil(32) * p.batch >= 16
+}
+
 /// Whether dispatch passes the FMA `thin_n` over for `p` (`dispatch::passed_over`): m > 8,
-/// n ≤ 8, k ≤ `SHORT_K`, not TF32, and no tensor-core thin kernel takes it.
+/// n ≤ 8, k ≤ `SHORT_K`, not TF32, and no tensor-core or wide thin kernel takes it.
 fn short_thin_n(p: &Problem) -> bool {
     // fp16/bf16 with aligned rows and B [n, k]: thin_m16_mma or thin_n_mma comes first.
     let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16)
         && p.input_rows_aligned_to(16)
         && p.b_layout == BLayout::Nk;
+    // f32 with B [n, k] and m ≤ 16: thin_m16 comes first where dispatch takes it.
+    let wide_f32 = p.dtype == DType::F32 && p.m <= 16 && wide_f32(p);
     p.m > 8
         && p.n <= 8
         && p.k <= rust_gemm::api::dispatch::SHORT_K
         && p.dtype != DType::Tf32
         && !tensor_cores
+        && !wide_f32
 }
 
 #[test]
@@ -661,6 +677,37 @@ fn thin_grids_cover_the_streamed_operand() {
             assert_eq!(plan.grid, (3001u32.div_ceil(16), 1, 1));
         }
     }
+    // The wide f32 kernel (9 ≤ m ≤ 16, B [n, k]): 32 rows of B per block.
+    for dtype in [DType::F32, DType::Tf32] {
+        let p = problem(dtype, BLayout::Nk, 16, 4097, 4096);
+        let plan = choose(&caps, &p, None).unwrap();
+        assert_eq!(plan.kernel.name, "thin_m16", "{dtype:?}");
+        assert_eq!(plan.kernel.entry, "gemm_thin_m16_f32_nk");
+        assert_eq!(plan.grid, (4097u32.div_ceil(32), 1, 1));
+        // Passed over (still run when forced): too few blocks to fill the device, and rows
+        // off 16-byte boundaries (k = 4097).
+        for (m, n, k, why) in [
+            (
+                16,
+                64,
+                65536,
+                "thin_m16: 2 blocks of 32 rows of B cannot fill",
+            ),
+            (
+                13,
+                4097,
+                4097,
+                "thin_m16: a row of A or B does not start on a 16-byte",
+            ),
+        ] {
+            let p = problem(dtype, BLayout::Nk, m, n, k);
+            let plan = choose(&caps, &p, None).unwrap();
+            assert_ne!(plan.kernel.name, "thin_m16", "{m}×{n}×{k}");
+            assert!(plan.reason.contains(why), "{}", plan.reason);
+            let forced = choose(&caps, &p, Some("thin_m16")).unwrap();
+            assert_eq!(forced.kernel.name, "thin_m16");
+        }
+    }
     // Rows of A past grid y's limit (65 535 · 16) still fit along x.
     let p = problem(DType::F16, BLayout::Nk, 2_000_000, 1, 64);
     let plan = choose(&caps, &p, None).unwrap();
@@ -724,6 +771,7 @@ fn thin_kernels_come_first_in_every_list() {
                     "thin_n",
                 ],
                 (DType::F16 | DType::Bf16, BLayout::Kn) => &["thin_m_mma", "thin_m", "thin_n"],
+                (_, BLayout::Nk) => &["thin_m", "thin_m16", "thin_n"],
                 _ => &["thin_m", "thin_n"],
             };
             assert_eq!(
@@ -784,7 +832,8 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 BLayout::Kn => &["v13_m32", "v13_m64", "v13", "general"],
                 BLayout::Nk => &["v13_m64_via_kn", "v13_m32", "v13_m64", "v13", "general"],
             };
-            assert_eq!(names[2..], *tiled, "{names:?}");
+            let thin = names.iter().take_while(|n| n.starts_with("thin")).count();
+            assert_eq!(names[thin..], *tiled, "{names:?}");
             // (No small products: those take the general kernel, tested below.)
             for (m, n, k) in [
                 (9, 4096, 4096),
@@ -800,6 +849,11 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
             ] {
                 let p = problem(DType::F32, layout, m, n, k);
                 let plan = choose(&caps, &p, None).unwrap();
+                // B [n, k] with m ≤ 16 goes to the wide thin kernel first.
+                if layout == BLayout::Nk && m <= 16 {
+                    assert_eq!(plan.kernel.name, "thin_m16", "{m}×{n}×{k}");
+                    continue;
+                }
                 let name = expected_v13(&p);
                 assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
                 let (rows, threads) = match name {
@@ -873,7 +927,7 @@ fn small_f32_products_take_the_general_kernel() {
                 (128, 128, 128),
                 (127, 129, 131),
                 (256, 256, 256),
-                (9, 9, 256),
+                (17, 9, 256),
                 (2047, 2049, 33),
                 (2048, 2048, 64),
                 (1024, 4096, 1),

@@ -541,11 +541,17 @@ fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
 /// everything on: rows padded to 16-byte multiples with a batch of 3, gaps and an aligned
 /// offset (the vector path with ragged k), and rows padded by 3 elements at an odd offset with
 /// a batch of 2 (the scalar path), with alpha, beta, bias and each activation. Dispatch must
-/// choose the same kernel for each (`thin_m` when m ≤ 8, else `thin_n`).
+/// choose the same kernel for each (`thin_m` when m ≤ 8, else `thin_m16` for the wide f32
+/// kernel's sweep, else `thin_n`). `thin_m16` serves B `[n, k]` only.
 fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
     let (stream, gemm) = open();
     let mut checks = 0;
-    for layout in [BLayout::Kn, BLayout::Nk] {
+    let layouts: &[BLayout] = if kernel == "thin_m16" {
+        &[BLayout::Nk]
+    } else {
+        &[BLayout::Kn, BLayout::Nk]
+    };
+    for &layout in layouts {
         for (i, (m, n, k)) in thin_shapes(kernel).into_iter().enumerate() {
             let seed = 5000 + i as u64;
             let base = plain(m, n, k, layout, tf32);
@@ -564,14 +570,29 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
             // Dispatch picks the thin kernel by itself, except thin_n at short k (not TF32),
             // which it passes over for a tiled kernel (`dispatch::passed_over`).
             let chosen = check::<T>(&stream, &gemm, base, None, seed).expect("dispatch runs");
-            if m > 8 && k <= rust_gemm::api::dispatch::SHORT_K && !tf32 {
+            if m > 8 && k <= rust_gemm::api::dispatch::SHORT_K && !tf32 && kernel != "thin_m16" {
                 assert!(
                     !chosen.starts_with("gemm_thin_n_f") && !chosen.starts_with("gemm_thin_n_b"),
                     "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
                 );
                 continue;
             }
-            let expected = if m <= 8 { "thin_m" } else { "thin_n" };
+            // thin_m16 where its rows are 16-byte aligned (k a multiple of 4: plain rows are
+            // contiguous) and it has 16 blocks or more; elsewhere dispatch passes it over.
+            if kernel == "thin_m16" && m > 8 && (k % 4 != 0 || n.div_ceil(32) < 16) {
+                assert!(
+                    !chosen.starts_with("gemm_thin_m16_"),
+                    "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
+                );
+                continue;
+            }
+            let expected = if m <= 8 {
+                "thin_m"
+            } else if kernel == "thin_m16" {
+                "thin_m16"
+            } else {
+                "thin_n"
+            };
             assert!(
                 chosen.starts_with(&format!("gemm_{expected}_")),
                 "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
@@ -746,7 +767,7 @@ fn thin_sanitizer_subset() {
     let (stream, gemm) = open();
     let both = [BLayout::Kn, BLayout::Nk];
     type Shapes = &'static [(usize, usize, usize)];
-    let cases: [(&str, &[BLayout], Shapes); 5] = [
+    let cases: [(&str, &[BLayout], Shapes); 6] = [
         (
             "thin_m_mma",
             &both,
@@ -768,6 +789,11 @@ fn thin_sanitizer_subset() {
             &[(8, 100, 1000), (3, 33, 40), (1, 70, 512)],
         ),
         ("thin_n", &both, &[(1000, 8, 40), (33, 5, 100)]),
+        (
+            "thin_m16",
+            &[BLayout::Nk],
+            &[(16, 100, 1000), (9, 33, 40), (12, 70, 512)],
+        ),
     ];
     for (kernel, layouts, shapes) in cases {
         for &layout in layouts {
@@ -777,8 +803,11 @@ fn thin_sanitizer_subset() {
                     ..plain(m, n, k, layout, false)
                 };
                 let seed = 9000 + i as u64;
-                check::<half::f16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
-                check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+                // thin_m16 (FMA) serves f32 only; fp16/bf16 have thin_m16_mma.
+                if kernel != "thin_m16" {
+                    check::<half::f16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+                    check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
+                }
                 // The FMA kernels also serve f32 (their only kernels with two blocks per SM).
                 if !kernel.ends_with("_mma") {
                     check::<f32>(&stream, &gemm, v, Some(kernel), seed).expect("runs");
@@ -877,6 +906,13 @@ fn thin_m_f32() {
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m16_f32() {
+    thin_sweep::<f32>("thin_m16", false);
+    thin_sweep::<f32>("thin_m16", true);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_m_f16() {
     thin_sweep::<half::f16>("thin_m", false);
 }
@@ -910,8 +946,16 @@ fn thin_n_bf16() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_kernels_on_the_portable_module() {
     let (stream, gemm) = open_portable();
-    for (kernel, (m, n, k)) in [("thin_m", (3, 4097, 4097)), ("thin_n", (2999, 5, 4097))] {
+    for (kernel, (m, n, k)) in [
+        ("thin_m", (3, 4097, 4097)),
+        ("thin_n", (2999, 5, 4097)),
+        ("thin_m16", (13, 4097, 4097)),
+    ] {
         for layout in [BLayout::Kn, BLayout::Nk] {
+            // The wide f32 kernel serves B [n, k] only.
+            if kernel == "thin_m16" && layout == BLayout::Kn {
+                continue;
+            }
             let v = Variant {
                 pad: None,
                 offset: 8,
@@ -933,6 +977,9 @@ fn thin_kernels_on_the_portable_module() {
             .enumerate()
             {
                 check::<f32>(&stream, &gemm, v, Some(kernel), seed as u64).expect("runs");
+                if kernel == "thin_m16" {
+                    continue;
+                }
                 check::<half::f16>(&stream, &gemm, v, Some(kernel), seed as u64).expect("runs");
                 check::<half::bf16>(&stream, &gemm, v, Some(kernel), seed as u64).expect("runs");
             }
@@ -964,11 +1011,16 @@ fn thin_runs_are_bit_identical_for<T: GemmElement>() {
     let (stream, gemm) = open();
     for (kernel, (m, n, k)) in [
         ("thin_m", (8, 4097, 8191)),
+        ("thin_m16", (16, 4097, 8191)),
         ("thin_m", (1, 4096, 4096)),
         ("thin_n", (2999, 8, 8191)),
         ("thin_n", (4096, 1, 4096)),
     ] {
         for layout in [BLayout::Kn, BLayout::Nk] {
+            // thin_m16 is the f32 kernel for B [n, k] only.
+            if kernel == "thin_m16" && (layout == BLayout::Kn || T::DTYPE != DType::F32) {
+                continue;
+            }
             let b_len = n * k;
             let (a, _) = rounded::<T>(&random(m * k, 7));
             let (b, _) = rounded::<T>(&random(b_len, 8));

@@ -121,16 +121,25 @@ pub const MMA_DOT_UNROLL: u32 = 4;
 /// Dynamic shared memory of the tensor-core dot-rows body: one f32 partial sum per warp,
 /// streamed row and small row.
 pub const MMA_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * THIN_MAX * 4;
-/// The most thin rows of the wide tensor-core thin kernels (entries
-/// `gemm_thin_m16_mma_<f16|bf16>_nk`: `thin_m` with B `[n, k]`): two n8 tiles of small rows
-/// in the dot-rows body. Separate entries from the 8-row ones, so that each is
-/// register-allocated alone: one kernel holding both spilled. (B `[k, n]` has none: a column
-/// body with all 16 rows of A in the `mma` spilled at four steps in flight and at two ran at
-/// 0.63–0.94× cuBLAS on the H100's m = 16 layers, below v18.)
-pub const MMA_WIDE_MAX: u32 = 2 * THIN_MAX;
+/// The most thin rows of the wide thin kernels, `thin_m` with B `[n, k]` and
+/// `THIN_MAX < m ≤ WIDE_MAX`: the tensor-core `gemm_thin_m16_mma_<f16|bf16>_nk` (two n8 tiles
+/// of small rows in the dot-rows body) and the FMA `gemm_thin_m16_f32_nk` (the dot-rows body
+/// with [`WIDE_DOT_ROWS_PER_WARP`] streamed rows per warp). Separate entries from the 8-row
+/// ones, so that each is register-allocated alone: one tensor-core kernel holding both
+/// spilled. (B `[k, n]` has none: a tensor-core column body with all 16 rows of A in the `mma`
+/// spilled at four steps in flight and at two ran at 0.63–0.94× cuBLAS on the H100's m = 16
+/// layers, below v18.)
+pub const WIDE_MAX: u32 = 2 * THIN_MAX;
+/// Streamed rows per warp of the FMA wide dot-rows body (`gemm_thin_m16_f32_nk`): each lane's
+/// chunk of A (16 rows of it) is read from L1 once for this many rows of B, so L1 serves
+/// 16 / 4 = 4 bytes of A per byte of B, as the 8-row body's 8 / 2 does. With 2, the reads of
+/// A would double, close to L1's 128 bytes per cycle at the copy bandwidth.
+pub const WIDE_DOT_ROWS_PER_WARP: u32 = 4;
+/// Streamed rows per block of the FMA wide dot-rows body.
+pub const WIDE_DOT_ROWS_PER_BLOCK: u32 = WARPS * WIDE_DOT_ROWS_PER_WARP;
 /// Dynamic shared memory of the wide dot-rows body: one f32 partial sum per warp, streamed
 /// row and small row.
-pub const MMA_WIDE_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * MMA_WIDE_MAX * 4;
+pub const MMA_WIDE_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * WIDE_MAX * 4;
 /// Columns of C per block of the tensor-core column body (`thin_m` with B `[k, n]`): each
 /// lane loads 16 bytes of a row of B, 4 lanes a row, so a warp step reads 64 bytes of each of
 /// [`MMA_KN_STEP_K`] rows.
@@ -173,7 +182,9 @@ const _: () = {
     assert!(MMA_DOT_STEP_K * 2 == 4 * CHUNK_BYTES && MMA_KN_COLUMNS * 2 == 4 * CHUNK_BYTES);
     assert!(MMA_DOT_SHARED_BYTES <= 48 * 1024 && MMA_KN_SHARED_BYTES <= 48 * 1024);
     // The wide dot-rows store: one output per thread.
-    assert!(MMA_DOT_ROWS * MMA_WIDE_MAX == MMA_THREADS);
+    assert!(MMA_DOT_ROWS * WIDE_MAX == MMA_THREADS);
+    // The FMA dot-rows body holds at most 16 small rows and 4 streamed rows per lane.
+    assert!(WIDE_MAX <= 16 && WIDE_DOT_ROWS_PER_WARP <= 4);
     assert!(MMA_WIDE_DOT_SHARED_BYTES <= 48 * 1024);
 };
 
@@ -186,6 +197,7 @@ mod tests {
         assert_eq!(kn_block_columns(4), 32);
         assert_eq!(kn_block_columns(2), 64);
         assert_eq!(DOT_ROWS_PER_BLOCK, 16);
+        assert_eq!(WIDE_DOT_ROWS_PER_BLOCK, 32);
         assert_eq!(STAGED_SHARED_BYTES, 32_768);
         assert_eq!(KN_STEP_K, 256);
         assert_eq!(KN_SHARED_BYTES, 16_384 + 16_384);

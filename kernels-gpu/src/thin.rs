@@ -12,7 +12,9 @@
 //!   accumulates all (at most 8) dot products of its chunks with the small operand's rows; a
 //!   butterfly of warp shuffles sums the lanes in a fixed order. For `thin_n` with B `[k, n]`,
 //!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
-//!   time in shared memory, transposed to `[column][k]` f32 (zeros past k).
+//!   time in shared memory, transposed to `[column][k]` f32 (zeros past k). The wide f32
+//!   entry (`thin_m16`, 9 ≤ m ≤ [`WIDE_MAX`], B `[n, k]`) runs the same body with
+//!   [`WIDE_DOT_ROWS_PER_WARP`] rows per warp and all 16 sums per row.
 //! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] (8) 16-byte column chunks and all of k; thread `t` reads chunk `t % 8`
 //!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a
@@ -43,8 +45,8 @@
 //! for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
 
 use crate::device::{
-    block_x, block_z, fma, grid_dim_x, grid_dim_z, read4, shared_f32, sync_threads, sync_warp,
-    thread_x, write4,
+    block_x, block_z, fma, grid_dim_x, grid_dim_z, opaque_mad, read4, shared_f32, sync_threads,
+    sync_warp, thread_x, write4,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue;
@@ -52,17 +54,23 @@ use core::arch::asm;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
-    CHUNK_BYTES, DOT_ROWS_PER_BLOCK, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_A_SLOT, KN_CHUNKS,
-    KN_K_SLICES, KN_PARTIALS, KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX, THREADS,
-    kn_min_blocks_per_sm,
+    CHUNK_BYTES, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_A_SLOT, KN_CHUNKS, KN_K_SLICES, KN_PARTIALS,
+    KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX, THREADS, WARPS,
+    WIDE_DOT_ROWS_PER_WARP, WIDE_MAX, kn_min_blocks_per_sm,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
 use gemm_geometry::thin::{KN_SHARED_BYTES, STAGED_SHARED_BYTES};
 
-// The bodies below are unrolled for exactly these numbers.
+// The bodies below are unrolled for exactly these numbers (the dot-rows body for at most
+// MAX_SMALL small rows and MAX_ROWS streamed rows per warp).
 const _: () = assert!(THIN_MAX == 8 && DOT_ROWS_PER_WARP == 2 && DOT_UNROLL == 4);
+const _: () = assert!(WIDE_MAX <= MAX_SMALL && WIDE_DOT_ROWS_PER_WARP <= MAX_ROWS);
+/// The most small rows the dot-rows body holds sums for (the wide f32 entry's 16).
+const MAX_SMALL: u32 = 16;
+/// The most streamed rows per warp of the dot-rows body (the wide f32 entry's 4).
+const MAX_ROWS: u32 = 4;
 const _: () = assert!(KN_UNROLL == 8 && MAX_CHUNK_ELEMENTS == 8);
 /// Outputs of one block of the column-slices body: every (chunk, row of C, chunk element).
 const KN_OUTPUTS: u32 = KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS;
@@ -268,20 +276,38 @@ const THIN_N_KN: u32 = 2;
 /// Where one warp's streamed rows and the small operand lie, for one batch item.
 #[derive(Clone, Copy)]
 struct DotItem {
-    /// Byte address of each of the warp's streamed rows (meaningful where `valid`).
-    rows: [u64; 2],
+    /// Byte address of each of the warp's streamed rows (the first `ROWS` of the body;
+    /// meaningful where `valid`).
+    rows: [u64; MAX_ROWS as usize],
     /// Which of the warp's rows exist.
-    valid: [bool; 2],
+    valid: [bool; MAX_ROWS as usize],
     /// Byte address of the small operand's batch item.
     small: u64,
     /// Bytes from one small row to the next (global small operand).
     small_ld_bytes: u64,
-    /// Rows of the small operand (≤ 8).
+    /// Rows of the small operand (≤ the body's `SMALL`).
     small_count: u32,
     /// The reduction length.
     k: u32,
     /// Whether 16-byte loads are legal.
     vector: bool,
+    /// Bytes from one streamed row to the next.
+    big_ld_bytes: u64,
+}
+
+impl DotItem {
+    /// Byte address of the warp's streamed row `r` of a body with `ROWS` rows per warp. The
+    /// wide body computes it where it loads (one `mad` per load) instead of holding four
+    /// 64-bit addresses across the k loop, which cost it the registers it spilled on
+    /// sm_80–sm_89.
+    #[inline(always)]
+    fn row<const ROWS: u32>(&self, r: usize) -> u64 {
+        if ROWS > DOT_ROWS_PER_WARP {
+            opaque_mad(r as u64, self.big_ld_bytes, self.rows[0])
+        } else {
+            self.rows[r]
+        }
+    }
 }
 
 /// The small operand's chunk `q` of row `s`, widened: from the staged tile (`STAGED`, which
@@ -292,7 +318,7 @@ struct DotItem {
 /// `item` must describe readable memory as [`dot_rows`] does; for `STAGED`, the tile must be
 /// staged for the k range holding chunk `q`.
 #[inline(always)]
-unsafe fn small_chunk<E: ThinElement, const STAGED: bool>(
+unsafe fn small_chunk<E: ThinElement, const STAGED: bool, const SMALL: u32>(
     item: &DotItem,
     s: u32,
     q: u32,
@@ -316,7 +342,14 @@ unsafe fn small_chunk<E: ThinElement, const STAGED: bool>(
         }
         return out;
     }
-    let row = item.small + s as u64 * item.small_ld_bytes;
+    // The wide body computes each small row's address where it loads it: left to itself,
+    // LLVM keeps all 16 row pointers alive across the k loop, and ptxas spilled them (120–168
+    // bytes, every architecture).
+    let row = if SMALL > THIN_MAX {
+        opaque_mad(s as u64, item.small_ld_bytes, item.small)
+    } else {
+        item.small + s as u64 * item.small_ld_bytes
+    };
     if full {
         // SAFETY: a whole chunk inside row s, 16-byte aligned (item.vector).
         E::widen(unsafe { load_cached(row + q as u64 * CHUNK_BYTES as u64) })
@@ -339,48 +372,63 @@ fn scalar_chunk<E: ThinElement>(row: u64, q: u32, k: u32) -> [f32; 8] {
     out
 }
 
-/// Adds chunk `q` of the warp's streamed rows (`big`, widened) times chunk `q` of every small
-/// row into `acc[s][r]`.
+/// The dot-rows body's sums: `[small row][streamed row]`, the first `SMALL` × `ROWS` used.
+type DotSums = [[f32; MAX_ROWS as usize]; MAX_SMALL as usize];
+/// One chunk of each of the warp's streamed rows, widened (the first `ROWS` used).
+type DotChunks = [[f32; 8]; MAX_ROWS as usize];
+
+/// Adds chunk `q` of the warp's `ROWS` streamed rows (`big`, widened) times chunk `q` of every
+/// small row (at most `SMALL`) into `acc[s][r]`.
 ///
 /// # Safety
 /// As [`small_chunk`].
 #[inline(always)]
-unsafe fn accumulate<E: ThinElement, const STAGED: bool>(
+unsafe fn accumulate<E: ThinElement, const STAGED: bool, const ROWS: u32, const SMALL: u32>(
     item: &DotItem,
     q: u32,
     full: bool,
     k0: u32,
-    big: &[[f32; 8]; 2],
-    acc: &mut [[f32; 2]; 8],
+    big: &DotChunks,
+    acc: &mut DotSums,
 ) {
-    seq!(s in 0..8 {
-        if s < item.small_count {
-            let small = unsafe { small_chunk::<E, STAGED>(item, s, q, full, k0) };
-            seq!(r in 0..2 {
-                seq!(e in 0..8 {
-                    if e < E::CHUNK {
-                        acc[s][r] = fma(big[r][e], small[e], acc[s][r]);
-                    }
-                });
+    // The wide body computes all SMALL sums whatever m is, reading row min(s, m − 1) for the
+    // rows past m (their sums are never stored): a branch per small row kept each load of A
+    // behind the previous row's FMAs, and the m = 16 layers streamed B at 9–17% of the copy
+    // bandwidth.
+    let wide = SMALL > THIN_MAX;
+    seq!(s in 0..16 {
+        if s < SMALL && (wide || s < item.small_count) {
+            let row = if wide { Ord::min(s, item.small_count - 1) } else { s };
+            let small = unsafe { small_chunk::<E, STAGED, SMALL>(item, row, q, full, k0) };
+            seq!(r in 0..4 {
+                if r < ROWS {
+                    seq!(e in 0..8 {
+                        if e < E::CHUNK {
+                            acc[s][r] = fma(big[r][e], small[e], acc[s][r]);
+                        }
+                    });
+                }
             });
         }
     });
 }
 
 /// This lane's share of chunks `q_begin..q_end` (of all rows' chunks): chunks
-/// `q_begin + lane + 32·i`. Whole chunks go `DOT_UNROLL` at a time with 16-byte loads when legal; the rest
-/// (the partial last chunk, or everything when vector loads are not legal) one at a time.
+/// `q_begin + lane + 32·i`. Whole chunks go `unroll` at a time per row with 16-byte loads when
+/// legal, so that every lane keeps `DOT_UNROLL · DOT_ROWS_PER_WARP` (8) loads in flight
+/// whatever `ROWS` is (4 chunks of 2 rows, or 2 of 4); the rest (the partial last chunk, or
+/// everything when vector loads are not legal) one at a time.
 ///
 /// # Safety
 /// As [`small_chunk`], for every chunk in the range.
 #[inline(always)]
-unsafe fn lane_chunks<E: ThinElement, const STAGED: bool>(
+unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const SMALL: u32>(
     item: &DotItem,
     q_begin: u32,
     q_end: u32,
     k0: u32,
     lane: u32,
-    acc: &mut [[f32; 2]; 8],
+    acc: &mut DotSums,
 ) {
     let full_chunks = item.k / E::CHUNK;
     let full_end = if q_end < full_chunks {
@@ -388,41 +436,53 @@ unsafe fn lane_chunks<E: ThinElement, const STAGED: bool>(
     } else {
         full_chunks
     };
+    let unroll = const { DOT_UNROLL * DOT_ROWS_PER_WARP / ROWS };
     let mut q = q_begin + lane;
     if item.vector {
-        while q + 32 * (DOT_UNROLL - 1) < full_end {
+        while q + 32 * (unroll - 1) < full_end {
             // Every load of the group goes out before any is used.
-            let mut raw = [[[0u32; 4]; 4]; 2];
-            seq!(r in 0..2 {
-                if item.valid[r] {
+            let mut raw = [[[0u32; 4]; 4]; MAX_ROWS as usize];
+            seq!(r in 0..4 {
+                if r < ROWS && item.valid[r] {
                     seq!(u in 0..4 {
-                        let at = item.rows[r] + (q + 32 * u) as u64 * CHUNK_BYTES as u64;
+                        if u < unroll {
+                        let at = item.row::<ROWS>(r) + (q + 32 * u) as u64 * CHUNK_BYTES as u64;
                         // SAFETY: a whole chunk of an existing row, 16-byte aligned.
                         raw[r][u] = unsafe { load_streamed(at) };
+                        }
                     });
                 }
             });
             seq!(u in 0..4 {
-                let big = [E::widen(raw[0][u]), E::widen(raw[1][u])];
-                unsafe { accumulate::<E, STAGED>(item, q + 32 * u, true, k0, &big, acc) };
+                if u < unroll {
+                let mut big: DotChunks = [[0.0; 8]; MAX_ROWS as usize];
+                seq!(r in 0..4 {
+                    if r < ROWS {
+                        big[r] = E::widen(raw[r][u]);
+                    }
+                });
+                unsafe {
+                    accumulate::<E, STAGED, ROWS, SMALL>(item, q + 32 * u, true, k0, &big, acc)
+                };
+                }
             });
-            q += 32 * DOT_UNROLL;
+            q += 32 * unroll;
         }
     }
     while q < q_end {
         let full = item.vector && q < full_chunks;
-        let mut big = [[0.0f32; 8]; 2];
-        seq!(r in 0..2 {
-            if item.valid[r] {
+        let mut big: DotChunks = [[0.0; 8]; MAX_ROWS as usize];
+        seq!(r in 0..4 {
+            if r < ROWS && item.valid[r] {
                 big[r] = if full {
                     // SAFETY: a whole chunk of an existing row, 16-byte aligned.
-                    E::widen(unsafe { load_streamed(item.rows[r] + q as u64 * CHUNK_BYTES as u64) })
+                    E::widen(unsafe { load_streamed(item.row::<ROWS>(r) + q as u64 * CHUNK_BYTES as u64) })
                 } else {
-                    scalar_chunk::<E>(item.rows[r], q, item.k)
+                    scalar_chunk::<E>(item.row::<ROWS>(r), q, item.k)
                 };
             }
         });
-        unsafe { accumulate::<E, STAGED>(item, q, full, k0, &big, acc) };
+        unsafe { accumulate::<E, STAGED, ROWS, SMALL>(item, q, full, k0, &big, acc) };
         q += 32;
     }
 }
@@ -470,14 +530,24 @@ unsafe fn stage_columns<E: ThinElement>(
 
 /// The dot-rows body (see the module documentation): `thin_m` with B `[n, k]` (`KIND`
 /// [`THIN_M_NK`]) and `thin_n` ([`THIN_N_NK`]: B read from global memory; [`THIN_N_KN`]: B
-/// `[k, n]` staged in shared memory).
+/// `[k, n]` staged in shared memory). Each warp owns `ROWS` streamed rows and each lane holds
+/// the sums of at most `SMALL` small rows for each: ([`DOT_ROWS_PER_WARP`], [`THIN_MAX`]) in
+/// the 8-row entries, ([`WIDE_DOT_ROWS_PER_WARP`], [`WIDE_MAX`]) in the wide f32 one.
 ///
 /// # Safety
 /// `args` must describe matrices readable (A, B, C when beta ≠ 0) and writable (C) as `E`,
 /// with the shapes, strides and element alignment [`GemmArgs`] defines, the thin dimension at
-/// most [`THIN_MAX`]; the launch must be the module's for the entry.
+/// most `SMALL`; the launch must be the module's for the entry (blocks of `ROWS` · 8 streamed
+/// rows).
 #[inline(always)]
-unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
+unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL: u32>(
+    args: &GemmArgs,
+) {
+    const {
+        assert!(ROWS <= MAX_ROWS && SMALL <= MAX_SMALL);
+        assert!(ROWS * (DOT_UNROLL * DOT_ROWS_PER_WARP / ROWS) == DOT_UNROLL * DOT_ROWS_PER_WARP);
+        assert!(SMALL <= THIN_MAX || KIND == THIN_M_NK);
+    }
     let staged = KIND == THIN_N_KN;
     let thin_m = KIND == THIN_M_NK;
     let bytes = E::BYTES as u64;
@@ -510,7 +580,8 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
                 args.batch,
                 e_bytes,
             ));
-    let groups = big_count.div_ceil(DOT_ROWS_PER_BLOCK);
+    let rows_per_block = WARPS * ROWS;
+    let groups = big_count.div_ceil(rows_per_block);
     let chunks = args.k.div_ceil(E::CHUNK);
 
     let mut z = block_z();
@@ -521,20 +592,27 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
         let c_item = args.c + z as u64 * args.stride_c * bytes;
         let mut group = block_x();
         while group < groups {
-            // < big_count + 16 ≤ 2³¹ + 15: no wrap.
-            let first = group * DOT_ROWS_PER_BLOCK + warp * DOT_ROWS_PER_WARP;
-            let valid = [first < big_count, first + 1 < big_count];
-            let row = |r: u32| big_item + (first + r) as u64 * big_ld as u64 * bytes;
+            // < big_count + 32 ≤ 2³¹ + 31: no wrap.
+            let first = group * rows_per_block + warp * ROWS;
+            let mut valid = [false; MAX_ROWS as usize];
+            let mut rows = [0u64; MAX_ROWS as usize];
+            seq!(r in 0..4 {
+                if r < ROWS {
+                    valid[r] = first + r < big_count;
+                    rows[r] = big_item + (first + r) as u64 * big_ld as u64 * bytes;
+                }
+            });
             let item = DotItem {
-                rows: [row(0), row(1)],
+                rows,
                 valid,
                 small: small_item,
                 small_ld_bytes: small_ld as u64 * bytes,
                 small_count,
                 k: args.k,
                 vector,
+                big_ld_bytes: big_ld as u64 * bytes,
             };
-            let mut acc = [[0.0f32; 2]; 8];
+            let mut acc: DotSums = [[0.0; MAX_ROWS as usize]; MAX_SMALL as usize];
             if staged {
                 let mut k0 = 0;
                 while k0 < args.k {
@@ -560,23 +638,32 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
                     };
                     let (q_begin, q_end) = (k0 / E::CHUNK, tile_end.div_ceil(E::CHUNK));
                     // SAFETY: the tile holds k0..tile_end, the chunks q_begin..q_end.
-                    unsafe { lane_chunks::<E, true>(&item, q_begin, q_end, k0, lane, &mut acc) };
+                    unsafe {
+                        lane_chunks::<E, true, ROWS, SMALL>(
+                            &item, q_begin, q_end, k0, lane, &mut acc,
+                        )
+                    };
                     k0 += STAGE_K;
                 }
             } else {
                 // SAFETY: the item describes batch item z of the operands.
-                unsafe { lane_chunks::<E, false>(&item, 0, chunks, 0, lane, &mut acc) };
+                unsafe {
+                    lane_chunks::<E, false, ROWS, SMALL>(&item, 0, chunks, 0, lane, &mut acc)
+                };
             }
-            // Lane 2·s + r stores output (s, r): the warp's ≤ 16 outputs in parallel.
-            seq!(s in 0..8 {
-                if s < small_count {
-                    seq!(r in 0..2 {
+            // Lane (ROWS·s + r) mod 32 stores output (s, r): the warp's ≤ 16 outputs (64 in
+            // the wide entry) 32 at a time.
+            seq!(s in 0..16 {
+                if s < SMALL && s < small_count {
+                    seq!(r in 0..4 {
+                        if r < ROWS {
                         let sum = warp_sum(acc[s][r]);
-                        if valid[r] && lane == 2 * s + r {
+                        if valid[r] && lane == (ROWS * s + r) % 32 {
                             let big_index = first + r;
                             let (c_row, c_col) = if thin_m { (s, big_index) } else { (big_index, s) };
                             // SAFETY: c_row < m and c_col < n.
                             unsafe { store::<E>(args, c_item, c_row, c_col, sum) };
+                        }
                         }
                     });
                 }
@@ -846,9 +933,9 @@ macro_rules! thin_entry {
 #[inline(always)]
 unsafe fn thin_n_kn<E: ThinElement>(args: &GemmArgs) {
     if args.n == 1 && args.ldb == 1 {
-        unsafe { dot_rows::<E, THIN_N_NK>(args) }
+        unsafe { dot_rows::<E, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args) }
     } else {
-        unsafe { dot_rows::<E, THIN_N_KN>(args) }
+        unsafe { dot_rows::<E, THIN_N_KN, DOT_ROWS_PER_WARP, THIN_MAX>(args) }
     }
 }
 
@@ -871,13 +958,16 @@ thin_entry!(
     |args| column_slices::<Bf16>(args)
 );
 thin_entry!(gemm_thin_m_f32_nk, "m ≤ 8, f32, B [n, k]", |args| {
-    dot_rows::<f32, THIN_M_NK>(args)
+    dot_rows::<f32, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
 });
 thin_entry!(gemm_thin_m_f16_nk, "m ≤ 8, fp16, B [n, k]", |args| {
-    dot_rows::<F16, THIN_M_NK>(args)
+    dot_rows::<F16, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
 });
 thin_entry!(gemm_thin_m_bf16_nk, "m ≤ 8, bf16, B [n, k]", |args| {
-    dot_rows::<Bf16, THIN_M_NK>(args)
+    dot_rows::<Bf16, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+});
+thin_entry!(gemm_thin_m16_f32_nk, "8 < m ≤ 16, f32, B [n, k]", |args| {
+    dot_rows::<f32, THIN_M_NK, WIDE_DOT_ROWS_PER_WARP, WIDE_MAX>(args)
 });
 thin_entry!(gemm_thin_n_f32_kn, "n ≤ 8, f32, B [k, n]", |args| {
     thin_n_kn::<f32>(args)
@@ -889,11 +979,11 @@ thin_entry!(gemm_thin_n_bf16_kn, "n ≤ 8, bf16, B [k, n]", |args| {
     thin_n_kn::<Bf16>(args)
 });
 thin_entry!(gemm_thin_n_f32_nk, "n ≤ 8, f32, B [n, k]", |args| {
-    dot_rows::<f32, THIN_N_NK>(args)
+    dot_rows::<f32, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
 });
 thin_entry!(gemm_thin_n_f16_nk, "n ≤ 8, fp16, B [n, k]", |args| {
-    dot_rows::<F16, THIN_N_NK>(args)
+    dot_rows::<F16, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
 });
 thin_entry!(gemm_thin_n_bf16_nk, "n ≤ 8, bf16, B [n, k]", |args| {
-    dot_rows::<Bf16, THIN_N_NK>(args)
+    dot_rows::<Bf16, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
 });

@@ -23,7 +23,7 @@
 //!   order k is walked, the `mma`s are simply told that the lane's first two words are those
 //!   elements and its last two the next `mma`'s. Both operands are relabelled the same way, so
 //!   the sum is the same, with no shuffle and full 16-byte loads.
-//! * **wide dot rows** (`thin_m16_mma`: `thin_m` with B `[n, k]` and m ≤ [`MMA_WIDE_MAX`]):
+//! * **wide dot rows** (`thin_m16_mma`: `thin_m` with B `[n, k]` and m ≤ [`WIDE_MAX`]):
 //!   the same with two n8 tiles of small rows, rows `g` and `g + 8` of A per lane, four `mma`s
 //!   per step. Separate entries, so that their registers are allocated apart from the 8-row
 //!   ones; their small rows are read just before each step rather than with the streamed
@@ -66,7 +66,7 @@ use core::arch::asm;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
     MMA_DOT_ROWS, MMA_DOT_STEP_K, MMA_DOT_UNROLL, MMA_KN_COLUMNS, MMA_KN_STAGE_BYTES,
-    MMA_KN_STEP_K, MMA_KN_UNROLL, MMA_THREADS, MMA_WARPS, MMA_WIDE_MAX, THIN_MAX,
+    MMA_KN_STEP_K, MMA_KN_UNROLL, MMA_THREADS, MMA_WARPS, THIN_MAX, WIDE_MAX,
 };
 use seq_macro::seq;
 
@@ -76,7 +76,7 @@ use gemm_geometry::thin::{MMA_DOT_SHARED_BYTES, MMA_KN_SHARED_BYTES};
 // The bodies below are unrolled for exactly these numbers.
 const _: () = assert!(MMA_DOT_UNROLL == 4 && MMA_KN_UNROLL == 4 && MMA_WARPS == 8);
 const _: () = assert!(MMA_DOT_STEP_K == 32 && MMA_KN_STEP_K == 16 && MMA_KN_COLUMNS == 32);
-const _: () = assert!(MMA_WIDE_MAX == 2 * THIN_MAX && MMA_THREADS == 256);
+const _: () = assert!(WIDE_MAX == 2 * THIN_MAX && MMA_THREADS == 256);
 
 /// Bytes of one fp16 or bf16 element.
 const BYTES: u64 = 2;
@@ -158,7 +158,7 @@ fn dot_step<E: HalfElement, const TILES: usize>(
 
 /// The dot-rows body (see the module documentation): `thin_m` with B `[n, k]` (`THIN_M`) or
 /// `thin_n` with B `[n, k]`, with `TILES` n8 tiles of small rows (1: at most [`THIN_MAX`], 2:
-/// at most [`MMA_WIDE_MAX`]).
+/// at most [`WIDE_MAX`]).
 ///
 /// # Safety
 /// As the module's preconditions: `args` must describe readable A, B (and C when beta ≠ 0)

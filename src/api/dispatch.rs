@@ -9,7 +9,7 @@
 //! kernels `thin_m_mma` and `thin_n_mma` (B `[n, k]` only) come first: one `mma.sync` serves
 //! all the thin rows at once, so m = 8 costs what m = 1 costs; `thin_m16_mma` (B `[n, k]`) does
 //! the same for 9 ≤ m ≤ 16 (two tiles of 8 rows), where the tiled kernels waste 7/8 of a
-//! 128-row tile. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
+//! 128-row tile, and `thin_m16` (f32 and TF32, B `[n, k]`) with FMAs. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
 //! general kernel; the `cp.async` fp32 kernel v13 beats the general one, and its 32- and 64-row
 //! variants `v13_m32` and `v13_m64` come before it: they serve the products with at most that
@@ -73,20 +73,20 @@ pub enum ShapeClass {
     /// Only n ≤ [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) (C has at most that many
     /// columns).
     ThinN,
-    /// Only m ≤ [`MMA_WIDE_MAX`](gemm_geometry::thin::MMA_WIDE_MAX) (the wide tensor-core thin
-    /// kernels `thin_m16_mma`, B `[n, k]`).
+    /// Only m ≤ [`WIDE_MAX`](gemm_geometry::thin::WIDE_MAX) (the wide thin kernels, B
+    /// `[n, k]`: `thin_m16` in f32, `thin_m16_mma` in fp16/bf16).
     WideThinM,
 }
 
 impl ShapeClass {
     /// Why a kernel of this class cannot serve `problem`, or `None` if it can.
     pub fn refusal(self, problem: &Problem) -> Option<String> {
-        use geometry::thin::{MMA_WIDE_MAX, THIN_MAX};
+        use geometry::thin::{THIN_MAX, WIDE_MAX};
         // The side of C the class bounds, its length, and the bound.
         let (side, length, max) = match self {
             ShapeClass::Any => return None,
             ShapeClass::ThinM => ("m", problem.m, THIN_MAX),
-            ShapeClass::WideThinM => ("m", problem.m, MMA_WIDE_MAX),
+            ShapeClass::WideThinM => ("m", problem.m, WIDE_MAX),
             ShapeClass::ThinN => ("n", problem.n, THIN_MAX),
         };
         (length > max as usize)
@@ -335,6 +335,14 @@ const fn thin(
             thin::KN_SHARED_BYTES,
             thin::kn_min_blocks_per_sm(element_bytes),
         ),
+        // B [n, k] only: the wide column body was not built (thin_m16_mma's lost to v18).
+        (ShapeClass::WideThinM, _) => (
+            "thin_m16",
+            thin::WIDE_MAX,
+            thin::WIDE_DOT_ROWS_PER_BLOCK,
+            0,
+            dot_blocks,
+        ),
         (_, BLayout::Nk) => (
             "thin_m",
             thin::THIN_MAX,
@@ -386,7 +394,7 @@ const fn thin_mma(
         // B [n, k] only: there is no wide column body.
         (ShapeClass::WideThinM, _) => (
             "thin_m16_mma",
-            thin::MMA_WIDE_MAX,
+            thin::WIDE_MAX,
             thin::MMA_DOT_ROWS,
             thin::MMA_WIDE_DOT_SHARED_BYTES,
         ),
@@ -488,6 +496,12 @@ pub const KERNELS: &[KernelSpec] = &[
         ShapeClass::ThinM,
     ),
     thin(
+        "gemm_thin_m16_f32_nk",
+        DType::F32,
+        BLayout::Nk,
+        ShapeClass::WideThinM,
+    ),
+    thin(
         "gemm_thin_n_f32_nk",
         DType::F32,
         BLayout::Nk,
@@ -583,6 +597,12 @@ pub const KERNELS: &[KernelSpec] = &[
         DType::Tf32,
         BLayout::Nk,
         ShapeClass::ThinM,
+    ),
+    thin(
+        "gemm_thin_m16_f32_nk",
+        DType::Tf32,
+        BLayout::Nk,
+        ShapeClass::WideThinM,
     ),
     thin(
         "gemm_thin_n_f32_nk",
@@ -1060,6 +1080,35 @@ fn split_refusal(
 /// m = 4096, but 0.80–0.88× at 7 of the 9 m = 256 layers; 0.97× at 8192×8192×64.
 pub const V13_VIA_KN_MIN_M: usize = 1024;
 
+/// Why dispatch passes over the wide FMA thin kernel `thin_m16` (f32 and TF32, 9 ≤ m ≤ 16, B
+/// `[n, k]`), whose blocks each stream 32 rows of B along all of k (no split of k), and which
+/// reads element by element where a row of A or B does not start on a 16-byte boundary. On the
+/// H100 (`docs/results/thin-m16-f32`, against `v13_m32` split in k, the kernel it displaced):
+/// 16×4097×4097 (rows not aligned) 0.46× cuBLAS against 0.73×; 16×64×65537 and 11×33×8191 (2
+/// blocks) 0.04× and 0.16× against 0.48× and 0.59×; 13×1000×1000 (32 blocks) 1.10× against 0.71×.
+/// Grids between 2 and 32 blocks were not measured: the bound is an eighth of the SMs.
+fn thin_m16_passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if spec.name != "thin_m16" {
+        return None;
+    }
+    if !problem.input_rows_aligned_to(16) {
+        return Some(
+            "a row of A or B does not start on a 16-byte boundary, where its element-by-element \
+             loads were measured slower than v13_m32"
+                .to_string(),
+        );
+    }
+    let blocks = problem.n.div_ceil(spec.block_tile_n as usize) * problem.batch;
+    let least = (caps.sm_count / 8).max(1);
+    (blocks < least).then(|| {
+        format!(
+            "{blocks} blocks of {} rows of B cannot fill an eighth of the {} SMs (k is not \
+             split), where v13_m32 split in k was measured faster",
+            spec.block_tile_n, caps.sm_count
+        )
+    })
+}
+
 /// Why dispatch, choosing by itself, passes over `spec` for `problem` although it could run
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
@@ -1075,7 +1124,15 @@ pub const V13_VIA_KN_MIN_M: usize = 1024;
 ///
 /// And v19 (TF32) on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
+///
+/// And the wide FMA thin kernel `thin_m16` where its 16-byte loads are not legal or its grid
+/// cannot fill an eighth of the SMs (`thin_m16_passed_over`).
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if let Some(reason) = thin_m16_passed_over(spec, caps, problem) {
+        return Some(format!(
+            "{reason} (passed over, not refused: it runs when forced)"
+        ));
+    }
     if spec.dtype == DType::F32
         && matches!(spec.name, "v13" | "v13_m64" | "v13_m32" | "v13_m64_via_kn")
         && small_f32_product(problem)
