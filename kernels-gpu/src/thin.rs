@@ -38,11 +38,12 @@
 //!
 //! Launch: [`THREADS`] threads (1-D); grid x = ⌈big / per block⌉ (thin_m `[k, n]`:
 //! [`gemm_geometry::thin::kn_block_columns`] columns of C per block; the others
-//! [`DOT_ROWS_PER_BLOCK`] rows of the streamed operand per block), y = 1, z = min(batch,
+//! [`DOT_ROWS_PER_BLOCK`] rows of the streamed operand per block, the wide entry
+//! [`WIDE_DOT_ROWS_PER_BLOCK`]), y = 1, z = min(batch,
 //! 65 535) (a block walks x and z in grid-sized steps); dynamic shared memory
 //! [`KN_SHARED_BYTES`] (thin_m `[k, n]`), [`STAGED_SHARED_BYTES`] (thin_n `[k, n]`), 0 (the
-//! others). Preconditions: `m, n, k, batch ≥ 1`; `m ≤ THIN_MAX` for `thin_m`, `n ≤ THIN_MAX`
-//! for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
+//! others). Preconditions: `m, n, k, batch ≥ 1`; `m ≤ THIN_MAX` for `thin_m` (`m ≤ WIDE_MAX`
+//! for the wide entry), `n ≤ THIN_MAX` for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
 
 use crate::device::{
     block_x, block_z, fma, grid_dim_x, grid_dim_z, opaque_mad, read4, shared_f32, sync_threads,
@@ -61,7 +62,9 @@ use gemm_geometry::thin::{
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::thin::{KN_SHARED_BYTES, STAGED_SHARED_BYTES};
+use gemm_geometry::thin::{
+    DOT_ROWS_PER_BLOCK, KN_SHARED_BYTES, STAGED_SHARED_BYTES, WIDE_DOT_ROWS_PER_BLOCK,
+};
 
 // The bodies below are unrolled for exactly these numbers (the dot-rows body for at most
 // MAX_SMALL small rows and MAX_ROWS streamed rows per warp).
