@@ -921,8 +921,11 @@ fn small_f32_products_take_the_general_kernel() {
     use rust_gemm::api::dispatch::small_f32_product;
     for caps in [hopper(), ampere()] {
         for layout in [BLayout::Kn, BLayout::Nk] {
-            // At most 2^25 multiply-adds with k ≤ 256, or k ≤ 64 with at most 2^22 outputs.
+            // At most 2^26 multiply-adds with k ≤ 1024, or k ≤ 64 with at most 2^22 outputs.
             for (m, n, k) in [
+                (384, 384, 384),
+                (4097, 31, 513),
+                (256, 256, 1024),
                 (33, 17, 9),
                 (128, 128, 128),
                 (127, 129, 131),
@@ -946,8 +949,8 @@ fn small_f32_products_take_the_general_kernel() {
             }
             // Just past either bound, and TF32 calls, keep their kernels.
             for (m, n, k) in [
-                (256, 256, 257),
-                (384, 384, 384),
+                (256, 256, 1025),
+                (512, 512, 257),
                 (2048, 2049, 64),
                 (2048, 2048, 65),
                 (8192, 8192, 64),
@@ -993,9 +996,16 @@ fn few_tiles_with_long_k_are_split() {
             assert_eq!(plan.grid, (128, 1, 1));
             assert!(plan.reduction().is_some());
             assert!(plan.reason.contains("8 slices"), "{}", plan.reason);
-            // 17×17×65537: one tile, so as many slices as allowed.
+            // 17×16×65536: one tile, so as many slices as bring it to a wave, each at least
+            // MIN_SLICE_K long, at most MAX_SPLITS.
             let plan = choose(&caps, &problem(dtype, layout, 17, 16, 65536), None).unwrap();
-            assert_eq!(plan.splits, gemm_geometry::split_k::MAX_SPLITS);
+            let wave = caps.sm_count as u32 * plan.kernel.blocks_per_sm;
+            let wanted = wave
+                .min(65536 / rust_gemm::api::dispatch::MIN_SLICE_K)
+                .min(gemm_geometry::split_k::MAX_SPLITS);
+            let expected = gemm_geometry::split_k::slices(65536, wanted);
+            assert_eq!((plan.splits, plan.k_chunk), expected, "{}", plan.reason);
+            assert!(plan.splits > 64, "{}", plan.reason);
             // A full wave of tiles, or a short k, is never split.
             for (m, n, k) in [(4096, 4096, 4096), (17, 4096, 255), (1024, 8192, 8192)] {
                 let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
@@ -1204,7 +1214,7 @@ fn f32_products_with_b_nk_and_many_rows_copy_b_to_kn_first() {
     for caps in [hopper(), ampere()] {
         // Many rows of A and k > 64: B [n, k] is copied to [k, n] and v13_m64's [k, n] kernel
         // reads the copy.
-        for (m, n, k) in [(1024, 4096, 4096), (4096, 11008, 4096), (4097, 31, 513)] {
+        for (m, n, k) in [(1024, 4096, 4096), (4096, 11008, 4096), (4097, 31, 1025)] {
             let p = problem(DType::F32, BLayout::Nk, m, n, k);
             let plan = choose(&caps, &p, None).unwrap();
             assert_eq!(

@@ -1089,6 +1089,7 @@ fn split_shapes() -> Vec<(usize, usize, usize)> {
         (17, 300, 1025),
         (130, 257, 2000),
         (64, 512, 8192),
+        (17, 17, 65537),
     ]
 }
 
@@ -1129,7 +1130,7 @@ fn split_sweep<T: GemmElement>(tf32: bool) {
                 .filter(|s| s.split_k && s.dtype == dtype && s.b_layout == layout)
             {
                 for (j, v) in [base, everything, ragged].into_iter().enumerate() {
-                    for slices in [2, 5, 64] {
+                    for slices in [2, 5, 64, 256] {
                         let v = Variant {
                             split_k: Some(slices),
                             ..v

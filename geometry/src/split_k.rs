@@ -11,9 +11,10 @@
 //!
 //! and stores it in fp32 at `workspace[((p·batch + z)·m + i)·n + j]` ([`workspace_index`]:
 //! dense, rows of n): no alpha, no epilogue, C untouched. The reduction kernel
-//! (`gemm_split_k_reduce_<element>`) then adds the slices in the fixed order p = 0, 1, …, s−1
-//! (the result is the same bit for bit on every run: no atomics) and applies the epilogue of
-//! [`crate::GemmArgs`] to C.
+//! (`gemm_split_k_reduce_<element>`) then adds the slices in an order fixed by s — p = 0, 1,
+//! …, s−1 for s ≤ [`REDUCE_LOADS_IN_FLIGHT`], else four partial sums of every fourth slice
+//! ([`reduce_lanes_per_element`]) — so the result is the same bit for bit on every run (no
+//! atomics), and applies the epilogue of [`crate::GemmArgs`] to C.
 //!
 //! Kernels whose blocks walk batch items along grid z walk *virtual* items `zz < splits·batch`
 //! instead (the host launches min(splits·batch, 65 535) z blocks): item `zz` is slice
@@ -37,11 +38,52 @@ use crate::GemmArgs;
 /// two slices.
 pub const K_GRANULE: u32 = 64;
 
-/// The most slices the host asks for: beyond this, the workspace traffic outgrows the gain.
-pub const MAX_SPLITS: u32 = 64;
+/// The most slices the host asks for. The dispatch's cost model weighs the workspace traffic
+/// (4 bytes per element of C per slice) against the gain, so only products with few elements
+/// of C and a long k come near this: 17×17×65537 takes 256 slices of 256 (one 32-row tile
+/// over 64 slices of 1088, the cap before, kept each block's 68 steps of k in a row).
+pub const MAX_SPLITS: u32 = 256;
+
+/// Slices the reduction kernel loads before it adds them (in order): its loads of one element's
+/// slices are then 16 in flight at once, not one after the other (with 256 slices and a few
+/// hundred elements of C, one at a time took a memory latency per slice).
+pub const REDUCE_LOADS_IN_FLIGHT: u32 = 16;
 
 /// Threads per block of the reduction kernel.
 pub const REDUCE_THREADS: u32 = 256;
+
+/// The `min_blocks` of the reduction entries' launch bounds: ptxas keeps them within 85
+/// registers (80 used, no spills on sm_80–sm_120), so that three blocks share an SM where the
+/// reduction streams a large workspace. With no bound its 16 loads in flight took 141
+/// registers on sm_90a, one block per SM; at 4 blocks (64 registers) it spilled.
+pub const REDUCE_MIN_BLOCKS_PER_SM: u32 = 3;
+
+/// Lanes that share one element of C in the reduction when it has more than
+/// [`REDUCE_LOADS_IN_FLIGHT`] slices: each adds every fourth slice, and two shuffles add the
+/// four partial sums.
+pub const REDUCE_QUAD_LANES: u32 = 4;
+
+/// Threads (lanes) the reduction gives each element of C for `splits` slices: 1 while one
+/// round of [`REDUCE_LOADS_IN_FLIGHT`] loads covers them (the sum then runs in slice order),
+/// else [`REDUCE_QUAD_LANES`].
+pub const fn reduce_lanes_per_element(splits: u32) -> u32 {
+    if splits > REDUCE_LOADS_IN_FLIGHT {
+        REDUCE_QUAD_LANES
+    } else {
+        1
+    }
+}
+
+/// The reduction's grid (x) for `elements` elements of C (over the batch) in `splits` slices
+/// on `sm_count` SMs: a block per [`REDUCE_THREADS`] lanes of work, at most 8 per SM (each
+/// thread walks the rest in steps of the grid), at least 1.
+pub const fn reduce_blocks(elements: u64, splits: u32, sm_count: u32) -> u32 {
+    let lanes = elements.saturating_mul(reduce_lanes_per_element(splits) as u64);
+    let blocks = lanes.div_ceil(REDUCE_THREADS as u64);
+    let most = 8 * if sm_count == 0 { 1 } else { sm_count } as u64;
+    let blocks = if blocks < most { blocks } else { most };
+    if blocks == 0 { 1 } else { blocks as u32 }
+}
 
 /// `(splits, k_chunk)` for cutting `k` into about `wanted` slices: `k_chunk` is a multiple of
 /// [`K_GRANULE`] and every slice is non-empty (`splits` may come out smaller than `wanted`).
@@ -137,8 +179,9 @@ pub const fn item_input(args: &GemmArgs, zz: u32, b_nk: bool, split: bool) -> It
     // zz = slice·batch + z. Found by subtraction, at most `splits − 1 < MAX_SPLITS` steps,
     // rather than by a division: on the GPU that is a long sequence through the floating-point
     // unit whose result ptxas cannot keep in the block-uniform registers, so every address
-    // derived from it would take per-thread registers in the kernels' main loops.
-    let (mut slice_index, mut z) = (0, zz);
+    // derived from it would take per-thread registers in the kernels' main loops. A single
+    // item (the common case) needs no steps: zz is the slice.
+    let (mut slice_index, mut z) = if args.batch == 1 { (zz, 0) } else { (0, zz) };
     while z >= args.batch {
         z -= args.batch;
         slice_index += 1;
@@ -194,6 +237,26 @@ pub const fn item_output(args: &GemmArgs, zz: u32, split: bool) -> ItemOutput {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reduction_grid_gives_every_element_its_lanes() {
+        // One lane per element up to one round of loads in flight, four past it.
+        assert_eq!(reduce_lanes_per_element(2), 1);
+        assert_eq!(reduce_lanes_per_element(REDUCE_LOADS_IN_FLIGHT), 1);
+        assert_eq!(
+            reduce_lanes_per_element(REDUCE_LOADS_IN_FLIGHT + 1),
+            REDUCE_QUAD_LANES
+        );
+        // 17×17 elements in 205 slices: 1156 lanes, 5 blocks; a large C is capped at 8 per SM,
+        // and an empty one still gets a block.
+        assert_eq!(reduce_blocks(289, 205, 132), 5);
+        assert_eq!(reduce_blocks(289, 3, 132), 2);
+        assert_eq!(reduce_blocks(1 << 30, 3, 132), 8 * 132);
+        assert_eq!(reduce_blocks(0, 3, 132), 1);
+        assert_eq!(reduce_blocks(u64::MAX, 300, 0), 8);
+        // A warp's lanes cover 32 / REDUCE_QUAD_LANES = 8 elements: 32 bytes of a slice.
+        assert_eq!(32 / REDUCE_QUAD_LANES * 4, 32);
+    }
 
     #[test]
     fn slices_cover_k_exactly_and_none_is_empty() {

@@ -3,9 +3,10 @@
 //! fixed order and finishes them with the fused epilogue into C.
 //!
 //! The layout of the workspace and the meaning of `splits` and `k_chunk` are in
-//! `gemm_geometry::split_k`. Adding the slices in the order p = 0, 1, …, s − 1 (not with atomics
-//! in whatever order the blocks finish) makes a split-K product the same bit for bit on every
-//! run.
+//! `gemm_geometry::split_k`. Adding the slices in an order fixed by the slice count (not with
+//! atomics in whatever order the blocks finish) makes a split-K product the same bit for bit on
+//! every run: p = 0, 1, …, s − 1 up to `REDUCE_LOADS_IN_FLIGHT` slices, and past that four
+//! partial sums (slices p ≡ 0, 1, 2, 3 mod 4, each in order) added as `(s0 + s1) + (s2 + s3)`.
 //!
 //! # The walk along grid z
 //! A kernel that walks batch items along grid z supports split-K by walking
@@ -21,9 +22,10 @@
 //!
 //! # Launch of the reduction (every `gemm_split_k_reduce_*` entry)
 //! - Block: `gemm_geometry::split_k::REDUCE_THREADS` threads (x only); no shared memory.
-//! - Grid: (any x ≥ 1, 1, 1): each thread takes every `grid_x·REDUCE_THREADS`-th element of C,
-//!   counted over batch items, rows and columns. The host launches enough blocks to fill the
-//!   device a few times over and no more.
+//! - Grid: (any x ≥ 1, 1, 1): the blocks' lanes, `reduce_lanes_per_element(splits)` to an
+//!   element of C (counted over batch items, rows and columns), walk the elements in steps of
+//!   the grid. The host launches `gemm_geometry::split_k::reduce_blocks` blocks: enough to
+//!   fill the device a few times over and no more.
 //!
 //! # Preconditions of the reduction
 //! - `args.workspace`: 4-byte aligned, `splits·batch·m·n` fp32 values written by the split-K
@@ -31,11 +33,25 @@
 //! - `args.c`, `ldc`, `stride_c`, `bias`, and the epilogue fields as [`GemmArgs`] defines them
 //!   (C aligned to its element).
 
-use crate::device::{block_x, block_y, block_z, grid_dim_x, grid_dim_y, grid_dim_z, thread_x};
+use crate::device::{
+    block_x, block_y, block_z, grid_dim_x, grid_dim_y, grid_dim_z, opaque_mad, shuffle_xor_u32,
+    thread_x,
+};
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue::apply;
 use gemm_geometry::GemmArgs;
-use gemm_geometry::split_k::{REDUCE_THREADS, item_input, item_output};
+use seq_macro::seq;
+use gemm_geometry::split_k::{
+    REDUCE_LOADS_IN_FLIGHT, REDUCE_MIN_BLOCKS_PER_SM, REDUCE_QUAD_LANES, REDUCE_THREADS, item_input, item_output,
+    reduce_lanes_per_element,
+};
+
+/// [`REDUCE_LOADS_IN_FLIGHT`] as the reduction's loop counts.
+const IN_FLIGHT: u64 = const {
+    // The unrolled loop below is written for 16.
+    assert!(REDUCE_LOADS_IN_FLIGHT == 16);
+    REDUCE_LOADS_IN_FLIGHT as u64
+};
 
 pub use gemm_geometry::split_k::{is_split, items};
 
@@ -160,48 +176,154 @@ pub unsafe fn output_value<E: Element>(
     }
 }
 
-/// Adds the slices of every element of C and applies the epilogue.
+/// Adds the slices of every element of C and applies the epilogue: one thread per element
+/// while the slices are few ([`reduce_by_threads`]), four lanes per element past
+/// [`REDUCE_LOADS_IN_FLIGHT`] slices ([`reduce_by_quads`]), as
+/// [`reduce_lanes_per_element`] says (the host sizes the grid from it too).
 ///
 /// # Safety
 /// See the module's preconditions and launch.
 #[inline(always)]
 unsafe fn reduce<E: Element>(args: &GemmArgs) {
-    let (m, n) = (args.m as u64, args.n as u64);
-    let per_slice = args.batch as u64 * m * n;
-    let workspace = args.workspace as *const f32;
-    let c = args.c as *mut E;
+    // SAFETY: the caller's contract.
+    unsafe {
+        if reduce_lanes_per_element(args.splits) == 1 {
+            reduce_by_threads::<E>(args)
+        } else {
+            reduce_by_quads::<E>(args)
+        }
+    }
+}
+
+/// One thread per element of C: the slices in the order 0, 1, …, splits − 1, loaded
+/// [`REDUCE_LOADS_IN_FLIGHT`] at a time before they are added (the loads do not wait for each
+/// other; the sum's order is the same). Consecutive threads take consecutive elements, so
+/// each load of a warp is 128 contiguous bytes.
+///
+/// # Safety
+/// See the module's preconditions and launch.
+#[inline(always)]
+unsafe fn reduce_by_threads<E: Element>(args: &GemmArgs) {
+    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
     let mut element = block_x() as u64 * REDUCE_THREADS as u64 + thread_x() as u64;
     let step = grid_dim_x() as u64 * REDUCE_THREADS as u64;
     while element < per_slice {
-        let mut acc = 0.0f32;
-        for split in 0..args.splits as u64 {
-            // SAFETY: split < splits and element < batch·m·n: inside the workspace.
-            acc += unsafe { workspace.add((split * per_slice + element) as usize).read() };
-        }
-        // The element's (batch item, row, column): 32-bit divisions where they suffice (the
-        // 64-bit ones are long emulated sequences).
-        let (item_row, col) = if per_slice <= u32::MAX as u64 {
-            let e = element as u32;
-            ((e / n as u32) as u64, (e % n as u32) as u64)
-        } else {
-            (element / n, element % n)
-        };
-        let (z, row) = (item_row / m, item_row % m);
-        let offset = z * args.stride_c + row * args.ldc as u64 + col;
-        // SAFETY: z < batch, row < m, col < n: an element of C as the arguments describe it.
+        // SAFETY: element < batch·m·n; the caller's contract.
         unsafe {
-            let at = c.add(offset as usize);
-            let value = apply::<E>(args, acc, at, col as u32);
-            at.write(E::from_f32(value));
+            let acc = sum_slices(args, element, 0, 1);
+            finish::<E>(args, element, acc);
         }
         element += step;
+    }
+}
+
+/// Four lanes per element of C, for many slices: a warp takes 8 consecutive elements (32
+/// contiguous bytes per slice, one memory sector) and lane `l` adds slices `l / 8`,
+/// `l / 8 + 4`, … of element `l % 8` in that order; two butterfly shuffles then add the four
+/// partial sums as `(s0 + s1) + (s2 + s3)`, the same on every run. With 256 slices and a few
+/// hundred elements of C (17×17×65537), one thread per element had 16 rounds of loads in a
+/// row; here each lane has 4.
+///
+/// # Safety
+/// See the module's preconditions and launch.
+#[inline(always)]
+unsafe fn reduce_by_quads<E: Element>(args: &GemmArgs) {
+    const LANES: u32 = 32;
+    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
+    let groups = REDUCE_QUAD_LANES as u64;
+    let elements_per_warp = LANES as u64 / groups;
+    let (lane, warp) = (thread_x() % LANES, thread_x() / LANES);
+    let warps_per_block = (REDUCE_THREADS / LANES) as u64;
+    // The warp's first element; every lane of a warp walks the same elements (the shuffles
+    // need the whole warp), and only lanes on an element load and store.
+    let mut first = (block_x() as u64 * warps_per_block + warp as u64) * elements_per_warp;
+    let step = grid_dim_x() as u64 * warps_per_block * elements_per_warp;
+    let (offset, group) = ((lane % 8) as u64, (lane / 8) as u64);
+    while first < per_slice {
+        let element = first + offset;
+        let inside = element < per_slice;
+        // SAFETY: only read where element < batch·m·n; the caller's contract.
+        let mut acc = if inside {
+            unsafe { sum_slices(args, element, group, groups) }
+        } else {
+            0.0
+        };
+        acc += f32::from_bits(shuffle_xor_u32(acc.to_bits(), 8));
+        acc += f32::from_bits(shuffle_xor_u32(acc.to_bits(), 16));
+        if inside && group == 0 {
+            // SAFETY: element < batch·m·n; the caller's contract.
+            unsafe { finish::<E>(args, element, acc) };
+        }
+        first += step;
+    }
+}
+
+/// The sum of `element`'s slices `first, first + every, …` below `args.splits`, in that
+/// order, loaded [`REDUCE_LOADS_IN_FLIGHT`] at a time.
+///
+/// # Safety
+/// `element < batch·m·n`; the module's preconditions.
+#[inline(always)]
+unsafe fn sum_slices(args: &GemmArgs, element: u64, first: u64, every: u64) -> f32 {
+    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
+    let splits = args.splits as u64;
+    // The element's place in slice 0, and the bytes from one slice to the next.
+    let (origin, slice_bytes) = (args.workspace + 4 * element, 4 * per_slice);
+    let read = |split: u64| {
+        // Each address computed where it is loaded: left to LLVM, the 16 offsets of a round
+        // were hoisted out of the loop as 64-bit registers (141 in all, or spills at 64).
+        let at = opaque_mad(split, slice_bytes, origin) as *const f32;
+        // SAFETY: split < splits and element < batch·m·n: inside the workspace.
+        unsafe { at.read() }
+    };
+    let mut acc = 0.0f32;
+    let mut split = first;
+    while split + (IN_FLIGHT - 1) * every < splits {
+        // Unrolled by hand: an array's iterator kept the values in local memory.
+        let mut values = [0.0f32; IN_FLIGHT as usize];
+        seq!(i in 0..16 { values[i] = read(split + i * every); });
+        seq!(i in 0..16 { acc += values[i]; });
+        split += IN_FLIGHT * every;
+    }
+    while split < splits {
+        acc += read(split);
+        split += every;
+    }
+    acc
+}
+
+/// Writes C's `element` (counted over batch items, rows and columns) from its sum `acc`
+/// through the epilogue.
+///
+/// # Safety
+/// `element < batch·m·n`; the module's preconditions.
+#[inline(always)]
+unsafe fn finish<E: Element>(args: &GemmArgs, element: u64, acc: f32) {
+    let (m, n) = (args.m as u64, args.n as u64);
+    let per_slice = args.batch as u64 * m * n;
+    let c = args.c as *mut E;
+    // The element's (batch item, row, column): 32-bit divisions where they suffice (the
+    // 64-bit ones are long emulated sequences).
+    let (item_row, col) = if per_slice <= u32::MAX as u64 {
+        let e = element as u32;
+        ((e / n as u32) as u64, (e % n as u32) as u64)
+    } else {
+        (element / n, element % n)
+    };
+    let (z, row) = (item_row / m, item_row % m);
+    let offset = z * args.stride_c + row * args.ldc as u64 + col;
+    // SAFETY: z < batch, row < m, col < n: an element of C as the arguments describe it.
+    unsafe {
+        let at = c.add(offset as usize);
+        let value = apply::<E>(args, acc, at, col as u32);
+        at.write(E::from_f32(value));
     }
 }
 
 /// One reduction entry per element type of C.
 macro_rules! reduce_entry {
     ($name:ident, $element:ty, $what:literal) => {
-        crate::launch_bounds!($name, REDUCE_THREADS, 1);
+        crate::launch_bounds!($name, REDUCE_THREADS, REDUCE_MIN_BLOCKS_PER_SM);
 
         #[doc = concat!("Split-K reduction into ", $what, " C: adds the workspace's slices in ")]
         #[doc = "order and applies the epilogue. Launch as the module documentation says."]

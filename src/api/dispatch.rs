@@ -1138,7 +1138,7 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
         && small_f32_product(problem)
     {
         return Some(
-            "a small product (at most 2^25 multiply-adds with k ≤ 256, or k ≤ 64 with at most \
+            "a small product (at most 2^26 multiply-adds with k ≤ 1024, or k ≤ 64 with at most \
              2^22 elements of C): the general kernel was measured faster (passed over, not \
              refused: it runs when forced)"
                 .to_string(),
@@ -1267,15 +1267,19 @@ fn v13_variant_passed_over(spec: &KernelSpec, problem: &Problem) -> Option<Strin
 /// SMs. The general kernel took 14–16 µs at 128³ and 127×129×131 (v13 and its variants
 /// 31–45), 20–25 µs at 256³ (40–54) and 33–39 µs at 2048×2048×32, 2048×2048×33 and
 /// 2047×2049×33 (38–60); at 8192×8192×64 it was slower (515 µs against v13's 366), so the
-/// rule stops at m·n ≤ 2^22 there, and at 2^25 multiply-adds (256³ is 2^24) with k ≤ 256
-/// elsewhere (longer k with few tiles is split-K's, which v13 has).
+/// rule stops at m·n ≤ 2^22 there, and at 2^26 multiply-adds with k ≤ 1024 elsewhere
+/// (`docs/results/split-256`, run 2, each kernel forced: the general kernel took 24 µs at
+/// 384³ against 44–62, 28 µs at 4097×31×513 against 37–48, 19 µs at 512×512×256 against
+/// 37–50, 22 µs at 256×256×1024 against 27–39, and was faster or within 1 µs of the best
+/// v13 variant at 1024×64×1024, 128×512×1024 and 16×4096×1024; 512³, at 2^27, stays with
+/// v13's variants).
 pub fn small_f32_product(problem: &Problem) -> bool {
     // Over the whole batch: a batch of small products fills the device like one large one.
     let outputs = (problem.m as u64)
         .saturating_mul(problem.n as u64)
         .saturating_mul(problem.batch as u64);
     let k = problem.k as u64;
-    let few_macs = outputs.saturating_mul(k) <= SMALL_PRODUCT_MACS && k <= 256;
+    let few_macs = outputs.saturating_mul(k) <= SMALL_PRODUCT_MACS && k <= SMALL_PRODUCT_MAX_K;
     let short_k = k <= 64 && outputs <= SMALL_SHORT_K_OUTPUTS;
     few_macs || short_k
 }
@@ -1301,8 +1305,11 @@ pub fn v15_loads_elements(problem: &Problem) -> bool {
     !(rows_aligned && chunks_whole)
 }
 
-/// The most multiply-adds (batch·m·n·k, k ≤ 256) of a [`small_f32_product`].
-pub const SMALL_PRODUCT_MACS: u64 = 1 << 25;
+/// The most multiply-adds (batch·m·n·k, k ≤ [`SMALL_PRODUCT_MAX_K`]) of a
+/// [`small_f32_product`].
+pub const SMALL_PRODUCT_MACS: u64 = 1 << 26;
+/// The longest k of a [`small_f32_product`] bound by [`SMALL_PRODUCT_MACS`].
+pub const SMALL_PRODUCT_MAX_K: u64 = 1024;
 /// The most elements of C (batch·m·n) of a [`small_f32_product`] with k ≤ 64.
 pub const SMALL_SHORT_K_OUTPUTS: u64 = 1 << 22;
 

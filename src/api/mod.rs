@@ -308,9 +308,11 @@ impl Gemm {
             let elements = (problem.batch * problem.m * problem.n) as u64;
             let threads = gemm_geometry::split_k::REDUCE_THREADS;
             // Enough blocks to fill the device a few times; each thread walks the rest.
-            let blocks = elements
-                .div_ceil(threads as u64)
-                .min(8 * self.caps.sm_count.max(1) as u64) as u32;
+            let blocks = gemm_geometry::split_k::reduce_blocks(
+                elements,
+                plan.splits,
+                self.caps.sm_count as u32,
+            );
             let config = LaunchConfig {
                 grid_dim: (blocks, 1, 1),
                 block_dim: (threads, 1, 1),
