@@ -40,11 +40,11 @@ use crate::device::{
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue::apply;
 use gemm_geometry::GemmArgs;
-use seq_macro::seq;
 use gemm_geometry::split_k::{
-    REDUCE_LOADS_IN_FLIGHT, REDUCE_MIN_BLOCKS_PER_SM, REDUCE_QUAD_LANES, REDUCE_THREADS, item_input, item_output,
-    reduce_lanes_per_element,
+    REDUCE_LOADS_IN_FLIGHT, REDUCE_MIN_BLOCKS_PER_SM, REDUCE_QUAD_LANES, REDUCE_THREADS,
+    item_input, item_output, reduce_lanes_per_element,
 };
+use seq_macro::seq;
 
 /// [`REDUCE_LOADS_IN_FLIGHT`] as the reduction's loop counts.
 const IN_FLIGHT: u64 = const {
