@@ -40,8 +40,9 @@ pub const K_GRANULE: u32 = 64;
 
 /// The most slices the host asks for. The dispatch's cost model weighs the workspace traffic
 /// (4 bytes per element of C per slice) against the gain, so only products with few elements
-/// of C and a long k come near this: 17×17×65537 takes 256 slices of 256 (one 32-row tile
-/// over 64 slices of 1088, the cap before, kept each block's 68 steps of k in a row).
+/// of C and a long k come near this: 17×17×65537 asks for 256 and gets 205 slices of 320 (one
+/// 32-row tile over 61 slices of 1088 under the cap before, 64, kept each block's 68 steps of
+/// k in a row).
 pub const MAX_SPLITS: u32 = 256;
 
 /// Slices the reduction kernel loads before it adds them (in order): its loads of one element's
