@@ -185,12 +185,14 @@ pub unsafe fn output_value<E: Element>(
 /// See the module's preconditions and launch.
 #[inline(always)]
 unsafe fn reduce<E: Element>(args: &GemmArgs) {
+    // The elements of C, counted over batch items, rows and columns: one slice's length.
+    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
     // SAFETY: the caller's contract.
     unsafe {
         if reduce_lanes_per_element(args.splits) == 1 {
-            reduce_by_threads::<E>(args)
+            reduce_by_threads::<E>(args, per_slice)
         } else {
-            reduce_by_quads::<E>(args)
+            reduce_by_quads::<E>(args, per_slice)
         }
     }
 }
@@ -203,15 +205,14 @@ unsafe fn reduce<E: Element>(args: &GemmArgs) {
 /// # Safety
 /// See the module's preconditions and launch.
 #[inline(always)]
-unsafe fn reduce_by_threads<E: Element>(args: &GemmArgs) {
-    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
+unsafe fn reduce_by_threads<E: Element>(args: &GemmArgs, per_slice: u64) {
     let mut element = block_x() as u64 * REDUCE_THREADS as u64 + thread_x() as u64;
     let step = grid_dim_x() as u64 * REDUCE_THREADS as u64;
     while element < per_slice {
         // SAFETY: element < batch·m·n; the caller's contract.
         unsafe {
-            let acc = sum_slices(args, element, 0, 1);
-            finish::<E>(args, element, acc);
+            let acc = sum_slices(args, per_slice, element, 0, 1);
+            finish::<E>(args, per_slice, element, acc);
         }
         element += step;
     }
@@ -225,34 +226,39 @@ unsafe fn reduce_by_threads<E: Element>(args: &GemmArgs) {
 /// row; here each lane has 4.
 ///
 /// # Safety
-/// See the module's preconditions and launch.
+/// See the module's preconditions and launch; `per_slice` is batch·m·n.
 #[inline(always)]
-unsafe fn reduce_by_quads<E: Element>(args: &GemmArgs) {
+unsafe fn reduce_by_quads<E: Element>(args: &GemmArgs, per_slice: u64) {
     const LANES: u32 = 32;
-    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
+    // The lane layout below: a warp is `REDUCE_QUAD_LANES` groups of `ELEMENTS_PER_WARP`
+    // lanes, group g on lanes g·8 … g·8 + 7; the two shuffles that add the groups assume 4.
+    const ELEMENTS_PER_WARP: u32 = LANES / REDUCE_QUAD_LANES;
+    const _: () = assert!(REDUCE_QUAD_LANES == 4 && LANES % REDUCE_QUAD_LANES == 0);
     let groups = REDUCE_QUAD_LANES as u64;
-    let elements_per_warp = LANES as u64 / groups;
     let (lane, warp) = (thread_x() % LANES, thread_x() / LANES);
     let warps_per_block = (REDUCE_THREADS / LANES) as u64;
+    let elements_per_warp = ELEMENTS_PER_WARP as u64;
     // The warp's first element; every lane of a warp walks the same elements (the shuffles
     // need the whole warp), and only lanes on an element load and store.
     let mut first = (block_x() as u64 * warps_per_block + warp as u64) * elements_per_warp;
     let step = grid_dim_x() as u64 * warps_per_block * elements_per_warp;
-    let (offset, group) = ((lane % 8) as u64, (lane / 8) as u64);
+    let offset = (lane % ELEMENTS_PER_WARP) as u64;
+    let group = (lane / ELEMENTS_PER_WARP) as u64;
     while first < per_slice {
         let element = first + offset;
         let inside = element < per_slice;
         // SAFETY: only read where element < batch·m·n; the caller's contract.
         let mut acc = if inside {
-            unsafe { sum_slices(args, element, group, groups) }
+            unsafe { sum_slices(args, per_slice, element, group, groups) }
         } else {
             0.0
         };
-        acc += f32::from_bits(shuffle_xor_u32(acc.to_bits(), 8));
-        acc += f32::from_bits(shuffle_xor_u32(acc.to_bits(), 16));
+        // Groups 0+1 and 2+3 first (lanes ELEMENTS_PER_WARP apart), then the two pairs.
+        acc += f32::from_bits(shuffle_xor_u32(acc.to_bits(), ELEMENTS_PER_WARP));
+        acc += f32::from_bits(shuffle_xor_u32(acc.to_bits(), 2 * ELEMENTS_PER_WARP));
         if inside && group == 0 {
             // SAFETY: element < batch·m·n; the caller's contract.
-            unsafe { finish::<E>(args, element, acc) };
+            unsafe { finish::<E>(args, per_slice, element, acc) };
         }
         first += step;
     }
@@ -262,10 +268,9 @@ unsafe fn reduce_by_quads<E: Element>(args: &GemmArgs) {
 /// order, loaded [`REDUCE_LOADS_IN_FLIGHT`] at a time.
 ///
 /// # Safety
-/// `element < batch·m·n`; the module's preconditions.
+/// `per_slice` is batch·m·n, `element < per_slice`; the module's preconditions.
 #[inline(always)]
-unsafe fn sum_slices(args: &GemmArgs, element: u64, first: u64, every: u64) -> f32 {
-    let per_slice = args.batch as u64 * args.m as u64 * args.n as u64;
+unsafe fn sum_slices(args: &GemmArgs, per_slice: u64, element: u64, first: u64, every: u64) -> f32 {
     let splits = args.splits as u64;
     // The element's place in slice 0, and the bytes from one slice to the next.
     let (origin, slice_bytes) = (args.workspace + 4 * element, 4 * per_slice);
@@ -296,11 +301,10 @@ unsafe fn sum_slices(args: &GemmArgs, element: u64, first: u64, every: u64) -> f
 /// through the epilogue.
 ///
 /// # Safety
-/// `element < batch·m·n`; the module's preconditions.
+/// `per_slice` is batch·m·n, `element < per_slice`; the module's preconditions.
 #[inline(always)]
-unsafe fn finish<E: Element>(args: &GemmArgs, element: u64, acc: f32) {
+unsafe fn finish<E: Element>(args: &GemmArgs, per_slice: u64, element: u64, acc: f32) {
     let (m, n) = (args.m as u64, args.n as u64);
-    let per_slice = args.batch as u64 * m * n;
     let c = args.c as *mut E;
     // The element's (batch item, row, column): 32-bit divisions where they suffice (the
     // 64-bit ones are long emulated sequences).
