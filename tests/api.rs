@@ -796,16 +796,23 @@ fn thin_kernels_come_first_in_every_list() {
 
 /// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): the general kernel for
 /// small products, v13's 32-row variant for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]`
-/// with k > 64, v13_m64 on a `[k, n]` copy of B `[n, k]` for m ≥ 1024 with k > 64, else v13
+/// with k > 64 (with B `[n, k]` on 16-byte rows, their K-major entries, the 64-row one also
+/// above m = 64 with k > 64), v13_m64
+/// on a `[k, n]` copy of B `[n, k]` for m ≥ 1024 with k > 64, else v13
 /// (`dispatch::passed_over`).
 fn expected_v13(p: &Problem) -> &'static str {
     use rust_gemm::api::dispatch::{V13_M64_SHORT_K, V13_VIA_KN_MIN_M};
+    let k_major = p.b_layout == BLayout::Nk && p.b_rows_aligned_to(16);
     if rust_gemm::api::dispatch::small_f32_product(p) {
         "general"
     } else if p.b_layout == BLayout::Nk && p.m >= V13_VIA_KN_MIN_M && p.k > V13_M64_SHORT_K {
         "v13_m64_via_kn"
+    } else if p.m <= 32 && k_major {
+        "v13_m32_kmajor"
     } else if p.m <= 32 {
         "v13_m32"
+    } else if k_major && (p.m <= 64 || p.k > V13_M64_SHORT_K) {
+        "v13_m64_kmajor"
     } else if p.m <= 64
         || (p.b_layout == BLayout::Kn && p.k > rust_gemm::api::dispatch::V13_M64_SHORT_K)
     {
@@ -827,10 +834,19 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 .filter(|k| k.dtype == DType::F32 && k.b_layout == layout)
                 .map(|k| k.name)
                 .collect();
-            // With B [n, k], v13_m64 on a [k, n] copy of B comes first (m ≥ 1024 only).
+            // With B [n, k], v13_m64 on a [k, n] copy of B comes first (m ≥ 1024 only), then
+            // the K-major entries (B's rows on 16-byte boundaries).
             let tiled: &[&str] = match layout {
                 BLayout::Kn => &["v13_m32", "v13_m64", "v13", "general"],
-                BLayout::Nk => &["v13_m64_via_kn", "v13_m32", "v13_m64", "v13", "general"],
+                BLayout::Nk => &[
+                    "v13_m64_via_kn",
+                    "v13_m32_kmajor",
+                    "v13_m64_kmajor",
+                    "v13_m32",
+                    "v13_m64",
+                    "v13",
+                    "general",
+                ],
             };
             let thin = names.iter().take_while(|n| n.starts_with("thin")).count();
             assert_eq!(names[thin..], *tiled, "{names:?}");
@@ -842,6 +858,9 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 (33, 8191, 300),
                 (64, 4096, 14336),
                 (65, 4096, 4096),
+                // B [n, k] rows off 16-byte boundaries (k % 4 ≠ 0): the transposing entries.
+                (32, 4096, 4095),
+                (40, 4096, 4097),
                 (4096, 4096, 4096),
                 (1000, 1000, 1000),
                 (4095, 2049, 64),
@@ -857,8 +876,10 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 let name = expected_v13(&p);
                 assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
                 let (rows, threads) = match name {
-                    "v13_m32" => (M32_BLOCK_TILE_M, M32_THREADS),
-                    "v13_m64" | "v13_m64_via_kn" => (M64_BLOCK_TILE_M, M64_THREADS),
+                    "v13_m32" | "v13_m32_kmajor" => (M32_BLOCK_TILE_M, M32_THREADS),
+                    "v13_m64" | "v13_m64_via_kn" | "v13_m64_kmajor" => {
+                        (M64_BLOCK_TILE_M, M64_THREADS)
+                    }
                     _ => (
                         gemm_geometry::v13::BLOCK_TILE_M,
                         gemm_geometry::v13::THREADS,
@@ -881,7 +902,10 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 if m > 32 && name != "v13_m64_via_kn" {
                     assert!(
                         plan.reason
-                            .contains("v13_m32: m > 32: v13_m64 or v13 was measured faster"),
+                            .contains("m32: m > 32: v13_m64 or v13 was measured faster")
+                            || plan
+                                .reason
+                                .contains("m32_kmajor: m > 32: v13_m64 or v13 was measured faster"),
                         "{}",
                         plan.reason
                     );

@@ -757,6 +757,81 @@ fn v13_short_m_sweep(kernel: &str, rows: &[usize]) {
     eprintln!("{kernel}: {checks} checks");
 }
 
+/// v13's K-major `[n, k]` entries (`v13_m32_kmajor`, `v13_m64_kmajor`), forced:
+/// B's rows on 16-byte boundaries with k at every remainder mod 4 (pieces of k that run past
+/// its end), edge tiles along m and n, a batch with everything on, and 3 slices of k. Rows of B
+/// off 16-byte boundaries must be refused (dispatch then takes the transposing sibling), and
+/// dispatch must take the K-major entry of the right height where nothing narrower applies.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v13_k_major_f32() {
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    let kernels = [
+        (
+            "v13_m32_kmajor",
+            "gemm_v13_m32_f32_nk_kmajor",
+            [1, 17, 32, 45],
+        ),
+        (
+            "v13_m64_kmajor",
+            "gemm_v13_m64_f32_nk_kmajor",
+            [1, 33, 64, 130],
+        ),
+    ];
+    let mut i = 0;
+    for (kernel, entry, rows) in kernels {
+        for m in rows {
+            for n in [1, 129, 515] {
+                for k in [4, 17, 250, 1031, 1032] {
+                    i += 1;
+                    let seed = 9700 + i as u64;
+                    let base = plain(m, n, k, BLayout::Nk, false);
+                    // Rows padded to a multiple of 8 elements: aligned whatever k is.
+                    let aligned = Variant { pad: None, ..base };
+                    let split = Variant {
+                        split_k: Some(3),
+                        ..aligned
+                    };
+                    for v in [aligned, everything_on(base, i), split] {
+                        let ran = check::<f32>(&stream, &gemm, v, Some(kernel), seed)
+                            .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                        assert!(ran.starts_with(entry), "{v:?}: {ran}");
+                        checks += 1;
+                    }
+                    // Contiguous rows of k floats are aligned only when k % 4 == 0 (or B has
+                    // one row).
+                    let plain_ran = check::<f32>(&stream, &gemm, base, Some(kernel), seed);
+                    let aligned_rows = k % 4 == 0 || n == 1;
+                    assert_eq!(plain_ran.is_some(), aligned_rows, "{base:?}: {plain_ran:?}");
+                    let ragged = ragged_everything(base, i);
+                    let ragged_ran = check::<f32>(&stream, &gemm, ragged, Some(kernel), seed);
+                    assert!(
+                        ragged_ran.is_none(),
+                        "{kernel} ran rows off 16-byte boundaries"
+                    );
+                    // Dispatch, where no thin kernel or small-product rule applies.
+                    if m > 16 && n == 515 && k > 1024 {
+                        // The 64-row entry also above m = 64 (k > 64, m < 1024).
+                        let expected = match m {
+                            ..=32 => "gemm_v13_m32_f32_nk_kmajor",
+                            _ => "gemm_v13_m64_f32_nk_kmajor",
+                        };
+                        let chosen = check::<f32>(&stream, &gemm, aligned, None, seed)
+                            .expect("dispatch runs");
+                        assert!(
+                            chosen.starts_with(expected),
+                            "{aligned:?}: dispatch chose {chosen}"
+                        );
+                    }
+                    checks += 1;
+                }
+            }
+        }
+    }
+    eprintln!("v13 K-major: {checks} checks");
+}
+
 /// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
 /// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes; the FMA
 /// kernels in f32 too. Small enough for compute-sanitizer's racecheck (`--kernel-regex

@@ -5,7 +5,10 @@
 //!
 //! Shared memory per stage, in floats: A transposed to `[TILE_K][A_STRIDE]`, then B as
 //! `[TILE_K][B_STRIDE_KN]` (B stored `[k, n]`) or `[TILE_K][B_STRIDE_NK]` (B stored `[n, k]`,
-//! transposed on its way in like A, so padded like A).
+//! transposed on its way in like A, so padded like A). The `*_kmajor` entries (64 and 32 rows)
+//! take B `[n, k]`
+//! as it is stored instead, 16 bytes at a time: B's tile is then `[BLOCK_TILE_N][TILE_K]` with
+//! a little padding ([`b_k_major_index`]).
 
 /// Rows of C per block.
 pub const BLOCK_TILE_M: u32 = 128;
@@ -98,7 +101,45 @@ pub const M32_SHARED_BYTES_KN: u32 = STAGES * stage_floats(M32_BLOCK_TILE_M, fal
 /// Dynamic shared memory of `gemm_v13_m32_f32_nk`, in bytes (43 008).
 pub const M32_SHARED_BYTES_NK: u32 = STAGES * stage_floats(M32_BLOCK_TILE_M, true) * 4;
 
+/// Rows of a K-major B tile (B `[n, k]` copied as stored, entries `gemm_v13*_f32_nk_kmajor`)
+/// between two paddings.
+pub const K_MAJOR_GROUP_ROWS: u32 = 4;
+/// Floats of padding after every [`K_MAJOR_GROUP_ROWS`] rows of a K-major B tile.
+pub const K_MAJOR_GROUP_PADDING: u32 = 4;
+
+/// Index, in floats from the tile's start, of B's row `row` (a column of C) and step `k` in a
+/// K-major B tile: rows of [`TILE_K`] floats, 4 floats of padding after every 4 rows. A lane
+/// reads two k of one row per 8-byte load, and the rows a half warp reads at once are 4 apart
+/// (`4·j + q` for 4 or 8 values of j): without the padding they would all start on the same
+/// bank (a row is 64 bytes, so rows 4 apart are 256 bytes apart); with it, row 4·j starts
+/// 16·j bytes further into its 128-byte line, 8 different 16-byte places. Each 16-byte copy
+/// lands in one piece (rows and the padding are multiples of 16 bytes), and the 8 copies of a
+/// quarter warp (2 rows × 4 pieces of k) fill one 128-byte line.
+pub const fn b_k_major_index(row: u32, k: u32) -> u32 {
+    row * TILE_K + row / K_MAJOR_GROUP_ROWS * K_MAJOR_GROUP_PADDING + k
+}
+
+/// Floats of one stage of a block `block_rows` tall whose B tile is K-major: its transposed A
+/// tile, then B's [`BLOCK_TILE_N`] rows.
+pub const fn stage_floats_k_major(block_rows: u32) -> u32 {
+    TILE_K * a_stride(block_rows) + b_k_major_index(BLOCK_TILE_N, 0)
+}
+
+/// Blocks per SM `gemm_v13_m64_f32_nk_kmajor` is built for: 3, a cap of 170 registers, where
+/// the K-major math takes 168 (at the 64-row variant's 4 blocks, a cap of 128, it spilled
+/// 176–284 bytes). The 32-row variant's cap of 204 holds it as it is.
+pub const M64_K_MAJOR_MIN_BLOCKS_PER_SM: u32 = 3;
+/// Dynamic shared memory of `gemm_v13_m64_f32_nk_kmajor`, in bytes (52 224).
+pub const M64_SHARED_BYTES_NK_KMAJOR: u32 = STAGES * stage_floats_k_major(M64_BLOCK_TILE_M) * 4;
+/// Dynamic shared memory of `gemm_v13_m32_f32_nk_kmajor`, in bytes (44 032).
+pub const M32_SHARED_BYTES_NK_KMAJOR: u32 = STAGES * stage_floats_k_major(M32_BLOCK_TILE_M) * 4;
+
 const _: () = assert!(THREADS == 256 && M64_THREADS == 128 && M32_THREADS == 64);
+const _: () = assert!(M64_SHARED_BYTES_NK_KMAJOR == 52_224 && M32_SHARED_BYTES_NK_KMAJOR == 44_032);
+// The K-major variants' blocks per SM fit in the H100's shared memory.
+const _: () =
+    assert!(M64_K_MAJOR_MIN_BLOCKS_PER_SM * (M64_SHARED_BYTES_NK_KMAJOR + 1024) <= 228 * 1024);
+const _: () = assert!(M32_MIN_BLOCKS_PER_SM * (M32_SHARED_BYTES_NK_KMAJOR + 1024) <= 228 * 1024);
 const _: () = assert!(M32_SHARED_BYTES_KN == 41_984 && M32_SHARED_BYTES_NK == 43_008);
 const _: () = assert!(M32_MIN_BLOCKS_PER_SM * (M32_SHARED_BYTES_NK + 1024) <= 228 * 1024);
 const _: () = assert!(M64_SHARED_BYTES_KN == 50_176 && M64_SHARED_BYTES_NK == 51_200);
@@ -107,3 +148,57 @@ const _: () = assert!(M64_SHARED_BYTES_KN == 50_176 && M64_SHARED_BYTES_NK == 51
 // than it needs to be).
 const _: () = assert!(M64_MIN_BLOCKS_PER_SM * (M64_SHARED_BYTES_NK + 1024) <= 228 * 1024);
 const _: () = assert!(SHARED_BYTES_KN == 66_560 && SHARED_BYTES_NK == 67_584);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 16-byte place (0..8) of a shared byte address within its 128-byte line: two accesses
+    /// of 8 or 16 bytes at the same offset in their places conflict (in one phase of a warp's
+    /// access) when their places match but their lines differ.
+    fn place(index: u32) -> u32 {
+        index * 4 % 128 / 16
+    }
+
+    #[test]
+    fn k_major_rows_do_not_overlap_and_stay_16_byte_aligned() {
+        for row in 0..BLOCK_TILE_N {
+            let start = b_k_major_index(row, 0);
+            assert!(start.is_multiple_of(4), "row {row} starts at {start}");
+            assert!(start + TILE_K <= b_k_major_index(row + 1, 0));
+        }
+    }
+
+    #[test]
+    fn k_major_reads_of_a_half_warp_fall_in_different_places() {
+        // A lane's columns of C start at a multiple of 4 (`lane_origin_in`): a half warp reads
+        // rows 4·j + q, 8 bytes of k each, for 4 consecutive j (4 lanes per row) or 8 (2 lanes
+        // per row, the 32-row variant), the same q and k for all.
+        for lanes_per_row in [4u32, 8] {
+            for first in (0..BLOCK_TILE_N / 4).step_by(lanes_per_row as usize) {
+                for q in 0..4 {
+                    for k in (0..TILE_K).step_by(2) {
+                        let mut seen = [false; 8];
+                        for j in first..(first + lanes_per_row).min(BLOCK_TILE_N / 4) {
+                            let at = place(b_k_major_index(4 * j + q, k)) as usize;
+                            assert!(!seen[at], "rows from {first}·4 + {q}, k {k}: row {j}·4");
+                            seen[at] = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn k_major_copies_of_a_quarter_warp_fill_one_line() {
+        // Thread t copies row t / 4, k 4·(t % 4); 8 threads at a time.
+        for first in (0..BLOCK_TILE_N * 4).step_by(8) {
+            let mut seen = [false; 8];
+            for t in first..first + 8 {
+                seen[place(b_k_major_index(t / 4, 4 * (t % 4))) as usize] = true;
+            }
+            assert_eq!(seen, [true; 8], "threads from {first}");
+        }
+    }
+}

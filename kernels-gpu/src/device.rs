@@ -165,6 +165,15 @@ pub unsafe fn read4(ptr: *const f32) -> f32x4 {
     unsafe { (ptr as *const f32x4).read() }
 }
 
+/// Reads 2 floats from 8-byte-aligned memory (shared or global) with one vector access.
+///
+/// # Safety
+/// `ptr` must be 8-byte aligned and point to 2 readable floats (shared or global memory).
+#[inline(always)]
+pub unsafe fn read2(ptr: *const f32) -> [f32; 2] {
+    unsafe { (ptr as *const core::simd::f32x2).read() }.to_array()
+}
+
 /// Writes 4 floats to 16-byte-aligned memory (shared or global) with one vector access.
 ///
 /// # Safety
@@ -300,7 +309,19 @@ pub unsafe fn copy_async_4(dst: u32, src: *const f32, valid: bool) {
 /// ([`wait_async_copies`], then a barrier for other threads).
 #[inline(always)]
 pub unsafe fn copy_async_16<T>(dst: u32, src: *const T, valid: bool) {
-    let src_bytes: u32 = if valid { 16 } else { 0 };
+    // SAFETY: the caller's contract; 16 bytes are read when valid, none otherwise.
+    unsafe { copy_async_16_partial(dst, src, if valid { 16 } else { 0 }) };
+}
+
+/// `cp.async` of 16 bytes of which only the first `src_bytes` (0 to 16) are read from `src`;
+/// the rest of `dst` is filled with zeros (`.cg`, as [`copy_async_16`]). For a piece that
+/// runs past the end of a row.
+///
+/// # Safety
+/// As [`copy_async_16`], with `src_bytes ≤ 16` and only the first `src_bytes` bytes at `src`
+/// readable (none when 0).
+#[inline(always)]
+pub unsafe fn copy_async_16_partial<T>(dst: u32, src: *const T, src_bytes: u32) {
     unsafe {
         core::arch::asm!(
             "cp.async.cg.shared.global [{dst}], [{src}], 16, {src_bytes};",

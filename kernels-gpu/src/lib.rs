@@ -44,6 +44,7 @@ pub mod element;
 pub mod epilogue;
 pub mod general;
 pub mod general_mma;
+pub mod k_major_b;
 pub mod ladder_epilogue;
 pub mod pipeline;
 pub mod sgemm;

@@ -103,6 +103,9 @@ pub enum AlignedMatrices {
     /// ([`Problem::input_rows_aligned_to`]): the kernel's stores of C take any alignment of
     /// its element type.
     Inputs,
+    /// B only ([`Problem::b_rows_aligned_to`]): v13's K-major entries, which copy B 16 bytes
+    /// at a time and A 4 bytes at a time, and adapt their stores of C at run time.
+    B,
 }
 
 /// One kernel the library can run.
@@ -256,6 +259,45 @@ const fn ladder(
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm,
+    }
+}
+
+/// v13's 64- or 32-row variant (`name`) on B `[n, k]` staged K-major: B copied as it is
+/// stored, 16 bytes at a time (`kernels-gpu/src/k_major_b.rs`), which needs B's rows on 16-byte
+/// boundaries; otherwise its sibling with transposing 4-byte copies runs.
+const fn v13_k_major(
+    name: &'static str,
+    entry: &'static str,
+    threads: u32,
+    tile: (u32, u32),
+    shared_bytes: u32,
+    blocks_per_sm: u32,
+) -> KernelSpec {
+    KernelSpec {
+        row_alignment: 16,
+        aligned: AlignedMatrices::B,
+        ..ladder(
+            name,
+            entry,
+            DType::F32,
+            BLayout::Nk,
+            threads,
+            tile,
+            shared_bytes,
+            blocks_per_sm,
+            V13_GFLOPS_PER_SM,
+            true,
+        )
+    }
+}
+
+/// The name of the v13 variant `spec` is, whichever way it copies B: v13's K-major entries
+/// (`v13_m64_kmajor`, `v13_m32_kmajor`) follow the rules measured for the variant of the
+/// same tiles.
+fn v13_tiles_name(spec: &KernelSpec) -> &'static str {
+    match spec.name.strip_suffix("_kmajor") {
+        Some(name @ ("v13_m64" | "v13_m32")) => name,
+        _ => spec.name,
     }
 }
 
@@ -541,6 +583,22 @@ pub const KERNELS: &[KernelSpec] = &[
         copies_b_transposed: true,
         ..V13_M64_F32_KN
     },
+    v13_k_major(
+        "v13_m32_kmajor",
+        "gemm_v13_m32_f32_nk_kmajor",
+        geometry::v13::M32_THREADS,
+        V13_M32_TILE,
+        geometry::v13::M32_SHARED_BYTES_NK_KMAJOR,
+        geometry::v13::M32_MIN_BLOCKS_PER_SM,
+    ),
+    v13_k_major(
+        "v13_m64_kmajor",
+        "gemm_v13_m64_f32_nk_kmajor",
+        geometry::v13::M64_THREADS,
+        V13_M64_TILE,
+        geometry::v13::M64_SHARED_BYTES_NK_KMAJOR,
+        geometry::v13::M64_K_MAJOR_MIN_BLOCKS_PER_SM,
+    ),
     ladder(
         "v13_m32",
         "gemm_v13_m32_f32_nk",
@@ -843,6 +901,7 @@ impl KernelSpec {
             || match self.aligned {
                 AlignedMatrices::All => problem.rows_aligned_to(self.row_alignment),
                 AlignedMatrices::Inputs => problem.input_rows_aligned_to(self.row_alignment),
+                AlignedMatrices::B => problem.b_rows_aligned_to(self.row_alignment),
             }
     }
 
@@ -1134,7 +1193,10 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
         ));
     }
     if spec.dtype == DType::F32
-        && matches!(spec.name, "v13" | "v13_m64" | "v13_m32" | "v13_m64_via_kn")
+        && matches!(
+            v13_tiles_name(spec),
+            "v13" | "v13_m64" | "v13_m32" | "v13_m64_via_kn"
+        )
         && small_f32_product(problem)
     {
         return Some(
@@ -1158,7 +1220,7 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
     if short_thin_n
         && spec.dtype != DType::Tf32
         && matches!(
-            spec.name,
+            v13_tiles_name(spec),
             "thin_n" | "v13" | "v13_m64" | "v13_m32" | "v13_m64_via_kn"
         )
     {
@@ -1243,13 +1305,19 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
 ///   (2047×2049×33, 8192×8192×64) v13 was 7–9% faster.
 /// * `v13_m64` with B `[n, k]` only for m ≤ 64: at 7 of the 9 m = 256 layers it ran at
 ///   0.84–0.91× v13's speed, its transposing 4-byte copies of B being twice as many per thread.
+/// * Their K-major entries (B `[n, k]` on 16-byte rows) as their siblings, but `v13_m64_kmajor`
+///   also above m = 64 with k > 64 (below [`V13_VIA_KN_MIN_M`], where the copy to `[k, n]` comes
+///   first): in `docs/results/f32-k-major` (run 2) it was faster than v13 at 5 of the 7 such
+///   shapes probed, 1.04–1.43× (1000³ 86 µs against 101, 256×11008×4096 652 against 856), and
+///   slower at 256×8192×8192 (0.86×) and 256×4096×14336 (0.98×).
 fn v13_variant_passed_over(spec: &KernelSpec, problem: &Problem) -> Option<String> {
     let rows = spec.block_tile_m as usize;
-    match spec.name {
+    let k_major = spec.name.ends_with("_kmajor");
+    match v13_tiles_name(spec) {
         "v13_m32" if problem.m > rows => {
             Some(format!("m > {rows}: v13_m64 or v13 was measured faster"))
         }
-        "v13_m64" if problem.m > rows && spec.b_layout == BLayout::Nk => {
+        "v13_m64" if problem.m > rows && spec.b_layout == BLayout::Nk && !k_major => {
             Some(format!("m > {rows} with B [n, k]: v13 was measured faster"))
         }
         "v13_m64" if problem.m > rows && problem.k <= V13_M64_SHORT_K => Some(format!(
@@ -1348,6 +1416,7 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
         let matrices = match spec.aligned {
             AlignedMatrices::All => "A, B and C",
             AlignedMatrices::Inputs => "A and B",
+            AlignedMatrices::B => "B",
         };
         return Some(format!(
             "needs every row of {matrices} to start on a {}-byte boundary (base addresses, \

@@ -102,20 +102,36 @@ impl Problem {
     /// at: this is the rule for kernels that read A and B with 16-byte loads and store C
     /// element by element.
     pub fn input_rows_aligned_to(&self, bytes: usize) -> bool {
-        let elements = bytes / self.dtype.bytes();
+        self.a_rows_aligned_to(bytes) && self.b_rows_aligned_to(bytes)
+    }
+
+    /// Whether every row of A starts on a `bytes` boundary (as [`Problem::input_rows_aligned_to`]).
+    pub fn a_rows_aligned_to(&self, bytes: usize) -> bool {
+        self.matrix_rows_aligned_to(bytes, self.buffers.a.0, self.m, self.lda, self.strides.0)
+    }
+
+    /// Whether every row of B starts on a `bytes` boundary (as [`Problem::input_rows_aligned_to`]).
+    pub fn b_rows_aligned_to(&self, bytes: usize) -> bool {
         let b_rows = match self.b_layout {
             BLayout::Kn => self.k,
             BLayout::Nk => self.n,
         };
-        let inputs = [
-            (self.buffers.a.0, self.m, self.lda, self.strides.0),
-            (self.buffers.b.0, b_rows, self.ldb, self.strides.1),
-        ];
-        inputs.iter().all(|&(address, rows, ld, stride)| {
-            address.is_multiple_of(bytes as u64)
-                && (rows == 1 || ld.is_multiple_of(elements))
-                && (self.batch == 1 || stride.is_multiple_of(elements))
-        })
+        self.matrix_rows_aligned_to(bytes, self.buffers.b.0, b_rows, self.ldb, self.strides.1)
+    }
+
+    /// One matrix's part of [`Problem::input_rows_aligned_to`].
+    fn matrix_rows_aligned_to(
+        &self,
+        bytes: usize,
+        address: u64,
+        rows: usize,
+        ld: usize,
+        stride: usize,
+    ) -> bool {
+        let elements = bytes / self.dtype.bytes();
+        address.is_multiple_of(bytes as u64)
+            && (rows == 1 || ld.is_multiple_of(elements))
+            && (self.batch == 1 || stride.is_multiple_of(elements))
     }
 
     /// Multiply-adds times two.

@@ -89,6 +89,7 @@ use crate::device::{
     shared_address, shared_f32, sync_threads, thread_x, thread_x_each_time, wait_async_copies,
     write4,
 };
+use crate::k_major_b;
 use crate::ladder_epilogue::Epilogue;
 use crate::pipeline::StageRing;
 use crate::split_k;
@@ -98,9 +99,10 @@ use gemm_geometry::GemmArgs;
 use gemm_geometry::v10::{A_PADDING, threads, warp_tile_n};
 use gemm_geometry::v13::{
     A_STRIDE, B_STRIDE_KN, B_STRIDE_NK, BLOCK_TILE_M, BLOCK_TILE_N, M32_BLOCK_TILE_M,
-    M32_LANE_ROWS, M32_MIN_BLOCKS_PER_SM, M32_THREADS, M64_BLOCK_TILE_M, M64_MIN_BLOCKS_PER_SM,
-    M64_THREADS, MIN_BLOCKS_PER_SM, STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K,
-    TRANSPOSED_PADDING,
+    M32_LANE_ROWS, M32_MIN_BLOCKS_PER_SM, M32_THREADS, M64_BLOCK_TILE_M,
+    M64_K_MAJOR_MIN_BLOCKS_PER_SM, M64_MIN_BLOCKS_PER_SM, M64_THREADS, MIN_BLOCKS_PER_SM,
+    STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, TRANSPOSED_PADDING, b_k_major_index,
+    stage_floats_k_major,
 };
 use seq_macro::seq;
 
@@ -228,7 +230,7 @@ crate::launch_bounds!(gemm_v13_f32_kn, THREADS, MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_f32_kn(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<false, BLOCK_TILE_M, THREADS, 8>(&args) };
+    unsafe { library::<false, false, BLOCK_TILE_M, THREADS, 8>(&args) };
 }
 
 crate::launch_bounds!(gemm_v13_f32_nk, THREADS, MIN_BLOCKS_PER_SM);
@@ -245,7 +247,7 @@ crate::launch_bounds!(gemm_v13_f32_nk, THREADS, MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_f32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<true, BLOCK_TILE_M, THREADS, 8>(&args) };
+    unsafe { library::<true, false, BLOCK_TILE_M, THREADS, 8>(&args) };
 }
 
 crate::launch_bounds!(gemm_v13_m64_f32_kn, M64_THREADS, M64_MIN_BLOCKS_PER_SM);
@@ -262,7 +264,7 @@ crate::launch_bounds!(gemm_v13_m64_f32_kn, M64_THREADS, M64_MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_m64_f32_kn(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<false, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
+    unsafe { library::<false, false, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
 }
 
 crate::launch_bounds!(gemm_v13_m64_f32_nk, M64_THREADS, M64_MIN_BLOCKS_PER_SM);
@@ -277,7 +279,7 @@ crate::launch_bounds!(gemm_v13_m64_f32_nk, M64_THREADS, M64_MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_m64_f32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<true, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
+    unsafe { library::<true, false, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
 }
 
 crate::launch_bounds!(gemm_v13_m32_f32_kn, M32_THREADS, M32_MIN_BLOCKS_PER_SM);
@@ -294,7 +296,7 @@ crate::launch_bounds!(gemm_v13_m32_f32_kn, M32_THREADS, M32_MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_m32_f32_kn(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<false, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
+    unsafe { library::<false, false, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
 }
 
 crate::launch_bounds!(gemm_v13_m32_f32_nk, M32_THREADS, M32_MIN_BLOCKS_PER_SM);
@@ -309,7 +311,50 @@ crate::launch_bounds!(gemm_v13_m32_f32_nk, M32_THREADS, M32_MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v13_m32_f32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract above.
-    unsafe { library::<true, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
+    unsafe { library::<true, false, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
+}
+
+crate::launch_bounds!(
+    gemm_v13_m64_f32_nk_kmajor,
+    M64_THREADS,
+    M64_K_MAJOR_MIN_BLOCKS_PER_SM
+);
+
+/// [`gemm_v13_m64_f32_nk`] with B copied as it is stored, 16 bytes at a time, into a K-major
+/// tile ([`crate::k_major_b`]) instead of transposed 4 bytes at a time; 3 blocks per SM
+/// ([`gemm_geometry::v13::M64_K_MAJOR_MIN_BLOCKS_PER_SM`]), not 4.
+///
+/// Launch: as [`gemm_v13_m64_f32_nk`], with
+/// [`gemm_geometry::v13::M64_SHARED_BYTES_NK_KMAJOR`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v13_f32_nk`], and every row of B starts on a 16-byte boundary: B's base address
+/// 16-byte aligned, `ldb` a multiple of 4 (unless n is 1) and, with a batch, B's batch stride
+/// a multiple of 4.
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_m64_f32_nk_kmajor(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<true, true, M64_BLOCK_TILE_M, M64_THREADS, 8>(&args) };
+}
+
+crate::launch_bounds!(
+    gemm_v13_m32_f32_nk_kmajor,
+    M32_THREADS,
+    M32_MIN_BLOCKS_PER_SM
+);
+
+/// [`gemm_v13_m32_f32_nk`] with B staged K-major, as [`gemm_v13_m64_f32_nk_kmajor`] (5 blocks
+/// per SM, as its sibling).
+///
+/// Launch: as [`gemm_v13_m32_f32_nk`], with
+/// [`gemm_geometry::v13::M32_SHARED_BYTES_NK_KMAJOR`] bytes of dynamic shared memory.
+///
+/// # Safety
+/// As [`gemm_v13_m64_f32_nk_kmajor`].
+#[unsafe(no_mangle)]
+pub unsafe extern "ptx-kernel" fn gemm_v13_m32_f32_nk_kmajor(args: GemmArgs) {
+    // SAFETY: the caller's contract above.
+    unsafe { library::<true, true, M32_BLOCK_TILE_M, M32_THREADS, M32_LANE_ROWS>(&args) };
 }
 
 /// One batch item's operands, as the pipeline reads them.
@@ -348,6 +393,7 @@ impl Operands {
 #[inline(always)]
 unsafe fn library<
     const B_NK: bool,
+    const B_K_MAJOR: bool,
     const BLOCK_ROWS: u32,
     const BLOCK_THREADS: u32,
     const LANE_ROWS: u32,
@@ -357,9 +403,9 @@ unsafe fn library<
     // SAFETY: forwarded, with `SPLIT` as `is_split` says.
     unsafe {
         if split_k::is_split(args) {
-            walk::<B_NK, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(args)
+            walk::<B_NK, B_K_MAJOR, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(args)
         } else {
-            walk::<B_NK, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(args)
+            walk::<B_NK, B_K_MAJOR, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(args)
         }
     }
 }
@@ -372,6 +418,7 @@ unsafe fn library<
 #[inline(always)]
 unsafe fn walk<
     const B_NK: bool,
+    const B_K_MAJOR: bool,
     const SPLIT: bool,
     const BLOCK_ROWS: u32,
     const BLOCK_THREADS: u32,
@@ -401,12 +448,12 @@ unsafe fn walk<
         // SAFETY: the caller's contract (valid operands of item zz); `interior` picks the path
         // whose copies stay inside.
         let (acc, row, col) = unsafe {
-            if interior::<B_NK, BLOCK_ROWS>(&operands, first_row, first_col) {
-                pipelined_tile::<B_NK, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+            if interior::<B_NK, B_K_MAJOR, BLOCK_ROWS>(&operands, first_row, first_col) {
+                pipelined_tile::<B_NK, B_K_MAJOR, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
                     &operands, thread, first_row, first_col,
                 )
             } else {
-                pipelined_tile::<B_NK, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                pipelined_tile::<B_NK, B_K_MAJOR, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
                     &operands, thread, first_row, first_col,
                 )
             }
@@ -424,9 +471,10 @@ unsafe fn walk<
 
 /// Whether the block tile at (`first_row`, `first_col`) may take the path without row and
 /// column checks: it lies wholly inside C and, for B stored `[k, n]`, B's rows allow 16-byte
-/// copies. The blocks on the bottom and right edges take the checked one.
+/// copies, or, for B `[n, k]` staged K-major, k is a multiple of 4 (no piece of k runs past
+/// its end). The blocks on the bottom and right edges take the checked one.
 #[inline(always)]
-fn interior<const B_NK: bool, const BLOCK_ROWS: u32>(
+fn interior<const B_NK: bool, const B_K_MAJOR: bool, const BLOCK_ROWS: u32>(
     operands: &Operands,
     first_row: u32,
     first_col: u32,
@@ -434,6 +482,7 @@ fn interior<const B_NK: bool, const BLOCK_ROWS: u32>(
     first_row + BLOCK_ROWS <= operands.m
         && first_col + BLOCK_TILE_N <= operands.n
         && (B_NK || operands.b_vector())
+        && (!B_K_MAJOR || operands.k.is_multiple_of(4))
 }
 
 /// The pipelined warp-tiled GEMM of one block tile (at `first_row`, `first_col`) of the ladder
@@ -459,15 +508,17 @@ unsafe fn pipelined<
 ) {
     // SAFETY: forwarded; `interior` holds exactly when the unchecked path's copies stay inside.
     unsafe {
-        if interior::<B_NK, BLOCK_ROWS>(operands, first_row, first_col) {
-            let (acc, row, col) = pipelined_tile::<B_NK, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
-                operands, thread, first_row, first_col,
-            );
+        if interior::<B_NK, false, BLOCK_ROWS>(operands, first_row, first_col) {
+            let (acc, row, col) =
+                pipelined_tile::<B_NK, false, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                    operands, thread, first_row, first_col,
+                );
             store(&acc, row, col);
         } else {
-            let (acc, row, col) = pipelined_tile::<B_NK, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
-                operands, thread, first_row, first_col,
-            );
+            let (acc, row, col) =
+                pipelined_tile::<B_NK, false, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
+                    operands, thread, first_row, first_col,
+                );
             store(&acc, row, col);
         }
     }
@@ -540,6 +591,7 @@ unsafe fn copy_rows_transposed<const EDGE: bool, const ROWS: u32, const BLOCK_TH
 #[inline(always)]
 unsafe fn pipelined_tile<
     const B_NK: bool,
+    const B_K_MAJOR: bool,
     const EDGE: bool,
     const BLOCK_ROWS: u32,
     const BLOCK_THREADS: u32,
@@ -566,7 +618,11 @@ unsafe fn pipelined_tile<
     // The transposed A tile's row length, and a stage's floats: v13's constants for its own
     // 128 rows, the same formulas for the 64-row variant.
     let a_stride = const { BLOCK_ROWS + TRANSPOSED_PADDING };
-    let stage_floats = TILE_K * a_stride + TILE_K * if B_NK { B_STRIDE_NK } else { B_STRIDE_KN };
+    let stage_floats = if B_K_MAJOR {
+        const { stage_floats_k_major(BLOCK_ROWS) }
+    } else {
+        TILE_K * a_stride + TILE_K * if B_NK { B_STRIDE_NK } else { B_STRIDE_KN }
+    };
 
     let (row0, col0) = lane_origin_in::<LANE_ROWS>(thread, BLOCK_TILE_N, THREAD_TILE_N);
     // Thread t copies k `t % 8` (and `+ 8`) of A's rows `t / 8 + (threads / 8)·g` (and of B's,
@@ -588,6 +644,11 @@ unsafe fn pipelined_tile<
     let b_row_start = b.wrapping_add((first_col + copy_row) as usize * ldb as usize);
     let b_thread_nk = b_row_start.wrapping_add(copy_k as usize);
     let b_thread = b.wrapping_add(b_row as usize * ldb as usize + (first_col + b_col) as usize);
+    // B [n, k] staged K-major: this thread's first row and piece of k (`k_major_b`).
+    let (k_major_row, k_major_k) = k_major_b::copy_origin(thread);
+    let b_rows_left_k_major = n.saturating_sub(first_col + k_major_row);
+    let b_thread_k_major =
+        b.wrapping_add((first_col + k_major_row) as usize * ldb as usize + k_major_k as usize);
 
     let stages = shared_f32();
     // Copies address shared memory in its own 32-bit space: convert the base once, and keep
@@ -598,6 +659,7 @@ unsafe fn pipelined_tile<
     let b_tile_bytes = TILE_K * a_stride * 4;
     let b_destination_nk = b_tile_bytes + (copy_k * B_STRIDE_NK + copy_row) * 4;
     let b_destination = b_tile_bytes + (b_row * B_STRIDE_KN + b_col) * 4;
+    let b_destination_k_major = b_tile_bytes + b_k_major_index(k_major_row, k_major_k) * 4;
 
     // Queue the copies of step `step` into the stage at byte `stage_start`. Elements outside
     // A or B arrive as zeros.
@@ -620,6 +682,23 @@ unsafe fn pipelined_tile<
                 a_stride,
             )
         };
+        if B_NK && B_K_MAJOR {
+            // SAFETY: B's rows are 16-byte aligned at every multiple of 4 in k (the entry's
+            // contract); the rows past `b_rows_left_k_major` are read only on the edge path.
+            unsafe {
+                k_major_b::copy_b_k_major::<EDGE, BLOCK_THREADS>(
+                    b,
+                    b_thread_k_major,
+                    ldb,
+                    k,
+                    step,
+                    k_major_k,
+                    b_rows_left_k_major,
+                    stage_start + b_destination_k_major,
+                )
+            };
+            return;
+        }
         if B_NK {
             // SAFETY: as for A, with B's rows (the columns of C).
             unsafe {
@@ -696,6 +775,17 @@ unsafe fn pipelined_tile<
         // SAFETY: both tiles lie inside the stage `read_stage` of the dynamic shared memory.
         let a_tile = unsafe { stages.add((read_stage.index() * stage_bytes / 4) as usize) };
         let b_tile = unsafe { a_tile.add((TILE_K * a_stride) as usize) };
+        if B_K_MAJOR {
+            // SAFETY: as below, with B's tile K-major.
+            unsafe {
+                k_major_b::multiply_k_major_stage::<THREAD_TILE_N, LANE_ROWS>(
+                    &mut acc, a_tile, b_tile, a_stride, row0, col0,
+                )
+            };
+            read_stage.advance();
+            write_stage.advance();
+            continue;
+        }
         // Unrolled by hand: LLVM keeps a 16-deep step as a loop of two, which costs ptxas
         // registers at the 128-register cap. The B tile's row length is a constant of the
         // layout (multiply_eight's first parameter).
