@@ -109,10 +109,12 @@ fn check_dispatch(call: &Call, device: &DeviceCaps, problem: &Problem) {
     if chosen.kernel.row_alignment > 0 {
         // What the kernel reads: B's transposed copy (always aligned) for v19 on B `[k, n]`.
         let read = kernel_problem(chosen.kernel, problem, 0);
-        // A, B and C, or (the tensor-core thin kernels) A and B only.
+        // A, B and C, or (the tensor-core thin kernels) A and B only, or (v13's K-major
+        // entries) B only.
         let aligned = match chosen.kernel.aligned {
             AlignedMatrices::All => read.rows_aligned_to(chosen.kernel.row_alignment),
             AlignedMatrices::Inputs => read.input_rows_aligned_to(chosen.kernel.row_alignment),
+            AlignedMatrices::B => read.b_rows_aligned_to(chosen.kernel.row_alignment),
         };
         assert!(aligned, "{}", context());
     }
