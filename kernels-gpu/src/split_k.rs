@@ -233,7 +233,7 @@ unsafe fn reduce_by_quads<E: Element>(args: &GemmArgs, per_slice: u64) {
     // The lane layout below: a warp is `REDUCE_QUAD_LANES` groups of `ELEMENTS_PER_WARP`
     // lanes, group g on lanes g·8 … g·8 + 7; the two shuffles that add the groups assume 4.
     const ELEMENTS_PER_WARP: u32 = LANES / REDUCE_QUAD_LANES;
-    const _: () = assert!(REDUCE_QUAD_LANES == 4 && LANES % REDUCE_QUAD_LANES == 0);
+    const _: () = assert!(REDUCE_QUAD_LANES == 4 && LANES.is_multiple_of(REDUCE_QUAD_LANES));
     let groups = REDUCE_QUAD_LANES as u64;
     let (lane, warp) = (thread_x() % LANES, thread_x() / LANES);
     let warps_per_block = (REDUCE_THREADS / LANES) as u64;
