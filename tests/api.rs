@@ -539,7 +539,11 @@ fn thin_products_go_to_the_thin_kernels() {
                             // 64-row one (m ≤ 64, or B [k, n] with k > 64), else v13.
                             assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
                             if dtype == DType::F32 {
-                                assert_eq!(plan.kernel.name, expected_v13(&p), "{m}×{n}×{k}");
+                                assert_eq!(
+                                    plan.kernel.name,
+                                    expected_v13(&caps, &p),
+                                    "{m}×{n}×{k}"
+                                );
                             }
                             // The reason names the thin kernels passed over.
                             assert!(
@@ -797,10 +801,10 @@ fn thin_kernels_come_first_in_every_list() {
 /// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): the general kernel for
 /// small products, v13's 32-row variant for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]`
 /// with k > 64 (with B `[n, k]` on 16-byte rows, their K-major entries, the 64-row one also
-/// above m = 64 with k > 64), v13_m64
-/// on a `[k, n]` copy of B `[n, k]` for m ≥ 1024 with k > 64, else v13
-/// (`dispatch::passed_over`).
-fn expected_v13(p: &Problem) -> &'static str {
+/// above m = 64 with k > 64 unless v13's waves are fuller by more than
+/// `K_MAJOR_TILE_SPEEDUP`), v13_m64 on a `[k, n]` copy of B `[n, k]` for m ≥ 1024 with
+/// k > 64, else v13 (`dispatch::passed_over`).
+fn expected_v13(caps: &DeviceCaps, p: &Problem) -> &'static str {
     use rust_gemm::api::dispatch::{V13_M64_SHORT_K, V13_VIA_KN_MIN_M};
     let k_major = p.b_layout == BLayout::Nk && p.b_rows_aligned_to(16);
     if rust_gemm::api::dispatch::small_f32_product(p) {
@@ -811,7 +815,7 @@ fn expected_v13(p: &Problem) -> &'static str {
         "v13_m32_kmajor"
     } else if p.m <= 32 {
         "v13_m32"
-    } else if k_major && (p.m <= 64 || p.k > V13_M64_SHORT_K) {
+    } else if k_major && (p.m <= 64 || (p.k > V13_M64_SHORT_K && !k_major_waves_lose(caps, p))) {
         "v13_m64_kmajor"
     } else if p.m <= 64
         || (p.b_layout == BLayout::Kn && p.k > rust_gemm::api::dispatch::V13_M64_SHORT_K)
@@ -820,6 +824,48 @@ fn expected_v13(p: &Problem) -> &'static str {
     } else {
         "v13"
     }
+}
+
+/// Above m = 64, B `[n, k]` on 16-byte rows: `v13_m64_kmajor` where it was measured faster than
+/// v13 on the H100 (`docs/results/f32-k-major`, runs 2 and 3), v13 where its waves were so much
+/// fuller that it was faster (`dispatch::k_major_wave_loses`).
+#[test]
+fn k_major_above_m64_follows_the_measured_waves() {
+    for ((m, n, k), expected) in [
+        ((256, 11008, 4096), "v13_m64_kmajor"), // 652 µs against v13's 856
+        ((256, 28672, 8192), "v13_m64_kmajor"), // 2970 against 3385
+        ((1000, 1000, 1000), "v13_m64_kmajor"), // 86 against 101
+        ((256, 4096, 4096), "v13_m64_kmajor"),  // 245 against 241: even
+        ((256, 14336, 4096), "v13"),            // 1099 against 859
+        ((256, 8192, 8192), "v13"),             // 981 against 847
+        ((256, 8192, 28672), "v13"),            // 0.71 of cuBLAS (v13: 0.80 in earlier suites)
+    ] {
+        let p = problem(DType::F32, BLayout::Nk, m, n, k);
+        let plan = choose(&hopper(), &p, None).unwrap();
+        assert_eq!(plan.kernel.name, expected, "{m}×{n}×{k}: {}", plan.reason);
+        if expected == "v13" {
+            assert!(
+                plan.reason
+                    .contains("v13_m64_kmajor: m > 64: its waves fill"),
+                "{}",
+                plan.reason
+            );
+        }
+    }
+}
+
+/// Whether v13's waves fill more than `K_MAJOR_TILE_SPEEDUP` times the share of block slots
+/// that `v13_m64_kmajor`'s do (each split as dispatch would split it).
+fn k_major_waves_lose(caps: &DeviceCaps, p: &Problem) -> bool {
+    use rust_gemm::api::dispatch::{K_MAJOR_TILE_SPEEDUP, wave_fill};
+    let spec = |name| {
+        KERNELS
+            .iter()
+            .find(|k| k.name == name && k.dtype == DType::F32 && k.b_layout == BLayout::Nk)
+            .unwrap()
+    };
+    wave_fill(spec("v13"), caps, p)
+        > K_MAJOR_TILE_SPEEDUP * wave_fill(spec("v13_m64_kmajor"), caps, p)
 }
 
 #[test]
@@ -873,7 +919,7 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                     assert_eq!(plan.kernel.name, "thin_m16", "{m}×{n}×{k}");
                     continue;
                 }
-                let name = expected_v13(&p);
+                let name = expected_v13(&caps, &p);
                 assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
                 let (rows, threads) = match name {
                     "v13_m32" | "v13_m32_kmajor" => (M32_BLOCK_TILE_M, M32_THREADS),

@@ -1206,7 +1206,7 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
                 .to_string(),
         );
     }
-    if let Some(reason) = v13_variant_passed_over(spec, problem) {
+    if let Some(reason) = v13_variant_passed_over(spec, caps, problem) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
         ));
@@ -1307,13 +1307,26 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
 ///   0.84–0.91× v13's speed, its transposing 4-byte copies of B being twice as many per thread.
 /// * Their K-major entries (B `[n, k]` on 16-byte rows) as their siblings, but `v13_m64_kmajor`
 ///   also above m = 64 with k > 64 (below [`V13_VIA_KN_MIN_M`], where the copy to `[k, n]` comes
-///   first): in `docs/results/f32-k-major` (run 2) it was faster than v13 at 5 of the 7 such
-///   shapes probed, 1.04–1.43× (1000³ 86 µs against 101, 256×11008×4096 652 against 856), and
-///   slower at 256×8192×8192 (0.86×) and 256×4096×14336 (0.98×).
-fn v13_variant_passed_over(spec: &KernelSpec, problem: &Problem) -> Option<String> {
+///   first), unless v13's waves are fuller by more than [`K_MAJOR_TILE_SPEEDUP`]
+///   ([`k_major_wave_loses`]). In `docs/results/f32-k-major` (run 2) it was faster than v13 at
+///   5 of the 7 such shapes probed, 1.04–1.43× (1000³ 86 µs against 101, 256×11008×4096 652
+///   against 856), and slower at 256×8192×8192 (0.86×) and 256×4096×14336 (0.98×); in run 3's
+///   suite also at 256×14336×4096 (1099 µs against v13's 859 in the suite before) and
+///   256×8192×28672, where its 64-row tiles fill 57–65% of its block slots and v13's 85–97%.
+fn v13_variant_passed_over(
+    spec: &KernelSpec,
+    caps: &DeviceCaps,
+    problem: &Problem,
+) -> Option<String> {
     let rows = spec.block_tile_m as usize;
     let k_major = spec.name.ends_with("_kmajor");
-    match v13_tiles_name(spec) {
+    let name = v13_tiles_name(spec);
+    if k_major && name == "v13_m64" && problem.m > rows {
+        if let Some(reason) = k_major_wave_loses(spec, caps, problem) {
+            return Some(reason);
+        }
+    }
+    match name {
         "v13_m32" if problem.m > rows => {
             Some(format!("m > {rows}: v13_m64 or v13 was measured faster"))
         }
@@ -1325,6 +1338,46 @@ fn v13_variant_passed_over(spec: &KernelSpec, problem: &Problem) -> Option<Strin
         )),
         _ => None,
     }
+}
+
+/// How much faster `v13_m64_kmajor` runs a tile than v13 runs it from B `[n, k]` (transposing
+/// B in 4-byte copies), block slot for block slot: 1.0–1.3× at the four m = 256 `[n, k]`
+/// layers measured with both (`docs/results/f32-k-major`, runs 2 and 3, each time divided by
+/// the share of block slots its waves fill, [`wave_fill`]); the middle of that range.
+pub const K_MAJOR_TILE_SPEEDUP: f64 = 1.15;
+
+/// The share of the device's block slots (SMs × blocks per SM) that `spec`'s blocks fill over
+/// all their waves, split in k as [`auto_split`] would: 1.0 when the last wave is full, 0.57
+/// for 448 blocks on 396 slots (two waves, the second one 13% full).
+pub fn wave_fill(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> f64 {
+    let splits = auto_split(spec, caps, problem).0.max(1) as u64;
+    let blocks = tile_count(spec, problem).saturating_mul(splits).max(1);
+    let wave = (caps.sm_count.max(1) as u64).saturating_mul(spec.blocks_per_sm.max(1) as u64);
+    blocks as f64 / (blocks.div_ceil(wave).saturating_mul(wave)) as f64
+}
+
+/// Why v13 (from B `[n, k]`) is expected to beat the K-major entry `spec` above its 64 rows,
+/// or `None`: v13's 128-row tiles fill more of their block slots than `spec`'s 64-row tiles by
+/// more than [`K_MAJOR_TILE_SPEEDUP`]. At m = 256, n = 14336 the 64-row entry has 448 tiles
+/// for 396 slots (3 blocks on each of 132 SMs) where v13 has 224 for 264; at n = 8192 it has
+/// 256 tiles that it does not split (more than half a wave) where v13 splits its 128 in two.
+fn k_major_wave_loses(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    let v13 = KERNELS
+        .iter()
+        .find(|s| s.name == "v13" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let (own, v13_fill) = (
+        wave_fill(spec, caps, problem),
+        wave_fill(v13, caps, problem),
+    );
+    (v13_fill > K_MAJOR_TILE_SPEEDUP * own).then(|| {
+        format!(
+            "m > {}: its waves fill {:.0}% of its block slots where v13's fill {:.0}%, more than \
+             {K_MAJOR_TILE_SPEEDUP}× as much (v13 was measured faster there)",
+            spec.block_tile_m,
+            own * 100.0,
+            v13_fill * 100.0
+        )
+    })
 }
 
 /// Whether an exact-f32 `problem` is small enough that the general kernel beats v13 and its
