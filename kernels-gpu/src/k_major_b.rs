@@ -10,7 +10,7 @@
 //! B (16 bytes each), and with 32 or 64 rows of C per block there are too few FFMAs to hide
 //! them: fp32 with B `[n, k]` ran at 0.65–0.76 of cuBLAS at the m = 64 layers where B `[k, n]`
 //! ran at 0.86–1.02 (`docs/results/thin-m16-f32`). Here B keeps its layout: each thread
-//! copies 16 bytes of k of a row of B ([`copy_b_k_major`]), and the math reads a lane's 8
+//! copies 16 bytes of k of a row of B ([`BCopies`]), and the math reads a lane's 8
 //! columns of C as 8 rows of B, two steps of k per 8-byte read ([`multiply_k_major_stage`]):
 //! 8 reads of B per 2 steps, where a `[k, n]` B takes 2 per step. The tile's layout and why it
 //! is padded: [`gemm_geometry::v13::b_k_major_index`].
@@ -31,72 +31,96 @@ const PIECE: u32 = 4;
 /// Steps of k per read of B in the math ([`multiply_k_major_stage`]).
 const READ: u32 = 2;
 
-/// The row of B (column of C) and the piece of k a thread copies first, for `thread`; its
-/// other rows follow `BLOCK_THREADS / 4` apart ([`copy_b_k_major`]).
-#[inline(always)]
-pub const fn copy_origin(thread: u32) -> (u32, u32) {
-    let pieces = TILE_K / PIECE;
-    (thread / pieces, thread % pieces * PIECE)
+/// One thread's share of the copies of B `[n, k]` into the K-major tile: its first row of B
+/// (column of C) and piece of k, and the rows it may read. Its other rows follow
+/// `BLOCK_THREADS / 4` apart ([`BCopies::issue`]).
+#[derive(Clone, Copy)]
+pub struct BCopies {
+    /// B's first element: the (valid, unread) source of copies that read nothing.
+    b: *const f32,
+    /// This thread's first row at its piece of k of step 0.
+    start: *const f32,
+    /// B's row stride, in floats.
+    ld: u32,
+    /// The first float of k of this thread's piece within a step.
+    thread_k: u32,
+    /// Rows of B from this thread's first one to B's last (0 if it lies past n).
+    rows_left: u32,
+    /// This thread's first place in a stage's B tile, in bytes from the tile's start.
+    place: u32,
 }
 
-/// Queues one step's copies of B `[n, k]` into its K-major tile, 16 bytes at a time: this
-/// thread copies k `tile_k + thread_k ..+4` of rows `row_step` apart (`row_step` =
-/// `BLOCK_THREADS / 4`) from its first row ([`copy_origin`]). `thread_start` is that row's
-/// element `thread_k` (step 0), `ld` B's row stride; pieces past k, or (when `EDGE`) on rows
-/// past `rows_left`, arrive as zeros. Without `EDGE`, k must be a multiple of 4 and every row
-/// inside.
-///
-/// # Safety
-/// `b` (B's first element) must be valid; so must `thread_start` and the rows counted in
-/// `rows_left` (all of them when not `EDGE`), each 16-byte aligned at every multiple of 4 in
-/// k; `destination` is this thread's first place in the B tile of the stage being filled.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-pub unsafe fn copy_b_k_major<const EDGE: bool, const BLOCK_THREADS: u32>(
-    b: *const f32,
-    thread_start: *const f32,
-    ld: u32,
-    k: u32,
-    step: u32,
-    thread_k: u32,
-    rows_left: u32,
-    destination: u32,
-) {
-    let row_step = const { BLOCK_THREADS / (TILE_K / PIECE) };
-    let copies = const {
-        let copies = BLOCK_TILE_N / (BLOCK_THREADS / (TILE_K / PIECE));
-        // A whole number of padding groups between a thread's rows (so that its places are
-        // one constant apart), and at most 16 copies per thread.
-        assert!((BLOCK_THREADS / (TILE_K / PIECE)).is_multiple_of(K_MAJOR_GROUP_ROWS));
-        assert!(copies * (BLOCK_THREADS / (TILE_K / PIECE)) == BLOCK_TILE_N && copies <= 16);
-        copies
-    };
-    let place_step = const { b_k_major_index(BLOCK_THREADS / (TILE_K / PIECE), 0) * 4 };
-    let first_k = step * TILE_K + thread_k;
-    // Bytes of this thread's piece inside k: 16, or fewer at the end, or none past it.
-    let inside_bytes = if first_k >= k {
-        0
-    } else {
-        (4 * (k - first_k)).min(16)
-    };
-    let whole = first_k + PIECE <= k;
-    let base = byte_offset(thread_start, step, TILE_K * 4);
-    seq!(i in 0..16 {
-        if i < copies {
-            // 4·rows × ld floats: the element size rides on the constant.
-            let src = if i == 0 { base } else { byte_offset(base, 4 * i * row_step, ld) };
-            let dst = destination + i * place_step;
-            if EDGE {
-                let bytes = if i * row_step < rows_left { inside_bytes } else { 0 };
-                // SAFETY: the piece's first `bytes` lie in a row of B; none read when 0.
-                unsafe { copy_async_16_partial(dst, if bytes > 0 { src } else { b }, bytes) };
-            } else {
-                // SAFETY: interior: the row lies inside and k % 4 == 0, so the piece lies
-                // wholly inside B or wholly past k (nothing read).
-                unsafe { copy_async_16_if(dst, if whole { src } else { b }, whole) };
-            }
+impl BCopies {
+    /// The copies of thread `thread` for the block whose first column of C is `first_col`, B
+    /// being `n` rows of stride `ld` from `b`.
+    #[inline(always)]
+    pub fn new(b: *const f32, ld: u32, n: u32, first_col: u32, thread: u32) -> Self {
+        let pieces = TILE_K / PIECE;
+        let (row, thread_k) = (thread / pieces, thread % pieces * PIECE);
+        Self {
+            b,
+            // A 64-bit product: any row of any B the host accepts.
+            start: b.wrapping_add((first_col + row) as usize * ld as usize + thread_k as usize),
+            ld,
+            thread_k,
+            rows_left: n.saturating_sub(first_col + row),
+            place: b_k_major_index(row, thread_k) * 4,
         }
-    });
+    }
+
+    /// Queues step `step`'s copies into the B tile that starts at shared byte `b_tile`, 16 bytes
+    /// at a time: k `step·TILE_K + thread_k ..+4` of this thread's rows. Pieces past k, or (when
+    /// `EDGE`) on rows past B's last, arrive as zeros. Without `EDGE`, k must be a multiple of
+    /// 4 and every row of the block's tile inside.
+    ///
+    /// # Safety
+    /// `b` and this thread's rows (those inside n; all of the tile's when not `EDGE`) must be
+    /// valid and 16-byte aligned at every multiple of 4 in k; `b_tile` must be the start of a
+    /// stage's B tile in shared memory that no thread reads until the copies land.
+    #[inline(always)]
+    pub unsafe fn issue<const EDGE: bool, const BLOCK_THREADS: u32>(
+        &self,
+        k: u32,
+        step: u32,
+        b_tile: u32,
+    ) {
+        let row_step = const { BLOCK_THREADS / (TILE_K / PIECE) };
+        let copies = const {
+            let copies = BLOCK_TILE_N / (BLOCK_THREADS / (TILE_K / PIECE));
+            // A whole number of padding groups between a thread's rows (so that its places are
+            // one constant apart), and at most 16 copies per thread.
+            assert!((BLOCK_THREADS / (TILE_K / PIECE)).is_multiple_of(K_MAJOR_GROUP_ROWS));
+            assert!(copies * (BLOCK_THREADS / (TILE_K / PIECE)) == BLOCK_TILE_N && copies <= 16);
+            copies
+        };
+        let place_step = const { b_k_major_index(BLOCK_THREADS / (TILE_K / PIECE), 0) * 4 };
+        let first_k = step * TILE_K + self.thread_k;
+        // Bytes of this thread's piece inside k: 16, or fewer at the end, or none past it.
+        let inside_bytes = if first_k >= k {
+            0
+        } else {
+            (4 * (k - first_k)).min(16)
+        };
+        let whole = first_k + PIECE <= k;
+        let base = byte_offset(self.start, step, TILE_K * 4);
+        let destination = b_tile + self.place;
+        seq!(i in 0..16 {
+            if i < copies {
+                // 4·rows × ld floats: the element size rides on the constant.
+                let src = if i == 0 { base } else { byte_offset(base, 4 * i * row_step, self.ld) };
+                let dst = destination + i * place_step;
+                if EDGE {
+                    let bytes = if i * row_step < self.rows_left { inside_bytes } else { 0 };
+                    // SAFETY: the piece's first `bytes` lie in a row of B; none read when 0.
+                    unsafe { copy_async_16_partial(dst, if bytes > 0 { src } else { self.b }, bytes) };
+                } else {
+                    // SAFETY: interior: the row lies inside and k % 4 == 0, so the piece lies
+                    // wholly inside B or wholly past k (nothing read).
+                    unsafe { copy_async_16_if(dst, if whole { src } else { self.b }, whole) };
+                }
+            }
+        });
+    }
 }
 
 /// One stage ([`TILE_K`] steps of k) of a lane's outer products, A's tile transposed as in v13

@@ -101,7 +101,7 @@ use gemm_geometry::v13::{
     A_STRIDE, B_STRIDE_KN, B_STRIDE_NK, BLOCK_TILE_M, BLOCK_TILE_N, M32_BLOCK_TILE_M,
     M32_LANE_ROWS, M32_MIN_BLOCKS_PER_SM, M32_THREADS, M64_BLOCK_TILE_M,
     M64_K_MAJOR_MIN_BLOCKS_PER_SM, M64_MIN_BLOCKS_PER_SM, M64_THREADS, MIN_BLOCKS_PER_SM,
-    STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, TRANSPOSED_PADDING, b_k_major_index,
+    STAGE_FLOATS_KN, STAGE_FLOATS_NK, STAGES, THREADS, TILE_K, TRANSPOSED_PADDING,
     stage_floats_k_major,
 };
 use seq_macro::seq;
@@ -644,11 +644,8 @@ unsafe fn pipelined_tile<
     let b_row_start = b.wrapping_add((first_col + copy_row) as usize * ldb as usize);
     let b_thread_nk = b_row_start.wrapping_add(copy_k as usize);
     let b_thread = b.wrapping_add(b_row as usize * ldb as usize + (first_col + b_col) as usize);
-    // B [n, k] staged K-major: this thread's first row and piece of k (`k_major_b`).
-    let (k_major_row, k_major_k) = k_major_b::copy_origin(thread);
-    let b_rows_left_k_major = n.saturating_sub(first_col + k_major_row);
-    let b_thread_k_major =
-        b.wrapping_add((first_col + k_major_row) as usize * ldb as usize + k_major_k as usize);
+    // B [n, k] staged K-major: this thread's rows and piece of k.
+    let b_k_major = k_major_b::BCopies::new(b, ldb, n, first_col, thread);
 
     let stages = shared_f32();
     // Copies address shared memory in its own 32-bit space: convert the base once, and keep
@@ -659,7 +656,6 @@ unsafe fn pipelined_tile<
     let b_tile_bytes = TILE_K * a_stride * 4;
     let b_destination_nk = b_tile_bytes + (copy_k * B_STRIDE_NK + copy_row) * 4;
     let b_destination = b_tile_bytes + (b_row * B_STRIDE_KN + b_col) * 4;
-    let b_destination_k_major = b_tile_bytes + b_k_major_index(k_major_row, k_major_k) * 4;
 
     // Queue the copies of step `step` into the stage at byte `stage_start`. Elements outside
     // A or B arrive as zeros.
@@ -685,18 +681,7 @@ unsafe fn pipelined_tile<
         if B_NK && B_K_MAJOR {
             // SAFETY: B's rows are 16-byte aligned at every multiple of 4 in k (the entry's
             // contract); the rows past `b_rows_left_k_major` are read only on the edge path.
-            unsafe {
-                k_major_b::copy_b_k_major::<EDGE, BLOCK_THREADS>(
-                    b,
-                    b_thread_k_major,
-                    ldb,
-                    k,
-                    step,
-                    k_major_k,
-                    b_rows_left_k_major,
-                    stage_start + b_destination_k_major,
-                )
-            };
+            unsafe { b_k_major.issue::<EDGE, BLOCK_THREADS>(k, step, stage_start + b_tile_bytes) };
             return;
         }
         if B_NK {
@@ -782,30 +767,28 @@ unsafe fn pipelined_tile<
                     &mut acc, a_tile, b_tile, a_stride, row0, col0,
                 )
             };
-            read_stage.advance();
-            write_stage.advance();
-            continue;
+        } else {
+            // Unrolled by hand: LLVM keeps a 16-deep step as a loop of two, which costs ptxas
+            // registers at the 128-register cap. The B tile's row length is a constant of the
+            // layout (multiply_eight's first parameter).
+            seq!(j in 0..4 {
+                if j * 8 < TILE_K {
+                    // SAFETY: reads inside the stage's tiles, which every thread's copies and
+                    // the barrier above have filled.
+                    unsafe {
+                        if B_NK {
+                            multiply_lane_steps::<B_STRIDE_NK, THREAD_TILE_N, 8, LANE_ROWS>(
+                                &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
+                            )
+                        } else {
+                            multiply_lane_steps::<B_STRIDE_KN, THREAD_TILE_N, 8, LANE_ROWS>(
+                                &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
+                            )
+                        }
+                    };
+                }
+            });
         }
-        // Unrolled by hand: LLVM keeps a 16-deep step as a loop of two, which costs ptxas
-        // registers at the 128-register cap. The B tile's row length is a constant of the
-        // layout (multiply_eight's first parameter).
-        seq!(j in 0..4 {
-            if j * 8 < TILE_K {
-                // SAFETY: reads inside the stage's tiles, which every thread's copies and the
-                // barrier above have filled.
-                unsafe {
-                    if B_NK {
-                        multiply_lane_steps::<B_STRIDE_NK, THREAD_TILE_N, 8, LANE_ROWS>(
-                            &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
-                        )
-                    } else {
-                        multiply_lane_steps::<B_STRIDE_KN, THREAD_TILE_N, 8, LANE_ROWS>(
-                            &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
-                        )
-                    }
-                };
-            }
-        });
         read_stage.advance();
         write_stage.advance();
     }
