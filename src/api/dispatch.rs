@@ -1321,10 +1321,12 @@ fn v13_variant_passed_over(
     let rows = spec.block_tile_m as usize;
     let k_major = spec.name.ends_with("_kmajor");
     let name = v13_tiles_name(spec);
-    if k_major && name == "v13_m64" && problem.m > rows {
-        if let Some(reason) = k_major_wave_loses(spec, caps, problem) {
-            return Some(reason);
-        }
+    if k_major
+        && name == "v13_m64"
+        && problem.m > rows
+        && let Some(reason) = k_major_wave_loses(spec, caps, problem)
+    {
+        return Some(reason);
     }
     match name {
         "v13_m32" if problem.m > rows => {
