@@ -892,6 +892,70 @@ fn thin_sanitizer_subset() {
     }
 }
 
+/// v13's K-major entries at a few shapes (interior and edge tiles, k at remainders 0 and 1 mod
+/// 4 so that pieces run past k, a batch with everything on, 3 slices of k) for
+/// compute-sanitizer (`--kernel-name kns=kmajor`), with no cuBLAS in the process.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn k_major_sanitizer_subset() {
+    let (stream, gemm) = open();
+    for (kernel, shapes) in [
+        (
+            "v13_m32_kmajor",
+            [(32, 256, 128), (17, 129, 250), (45, 515, 1033)],
+        ),
+        (
+            "v13_m64_kmajor",
+            [(64, 256, 128), (33, 129, 250), (130, 515, 1033)],
+        ),
+    ] {
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let seed = 9800 + i as u64;
+            let base = plain(m, n, k, BLayout::Nk, false);
+            // Rows padded to a multiple of 8 elements: aligned whatever k is.
+            let aligned = Variant { pad: None, ..base };
+            let split = Variant {
+                split_k: Some(3),
+                ..aligned
+            };
+            for v in [aligned, everything_on(base, i), split] {
+                check::<f32>(&stream, &gemm, v, Some(kernel), seed)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+            }
+        }
+    }
+}
+
+/// A few shapes through the general kernel, forced, f32, fp16 and bf16, both B layouts: plain,
+/// ragged (odd leading dimensions and offset, batch, epilogue) and split in k, with partial
+/// tiles along m, n and k and a C tile staged through shared memory for its stores. Small
+/// enough for compute-sanitizer (`--kernel-name kns=gemm_general_`), with no cuBLAS in the
+/// process.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn general_sanitizer_subset() {
+    let (stream, gemm) = open();
+    for layout in [BLayout::Kn, BLayout::Nk] {
+        for (i, &(m, n, k)) in [(127, 129, 131), (3, 70, 33), (65, 5, 300), (130, 64, 17)]
+            .iter()
+            .enumerate()
+        {
+            let base = plain(m, n, k, layout, false);
+            let seed = 9900 + i as u64;
+            let ragged = ragged_everything(base, i);
+            let split = Variant {
+                split_k: Some(3),
+                ..ragged
+            };
+            for v in [base, ragged, split] {
+                check::<f32>(&stream, &gemm, v, Some("general"), seed).expect("runs");
+                check::<half::f16>(&stream, &gemm, v, Some("general"), seed).expect("runs");
+                check::<half::bf16>(&stream, &gemm, v, Some("general"), seed).expect("runs");
+            }
+        }
+    }
+}
+
 /// A few shapes through `general_mma`, forced, fp16 and bf16, both B layouts: plain, ragged
 /// (odd leading dimensions and offset, batch, epilogue) and split in k, with partial tiles along
 /// m, n and k. Small enough for compute-sanitizer's racecheck (`--kernel-regex

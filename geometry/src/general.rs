@@ -47,6 +47,15 @@ pub const B_SLICE_OFFSET_FLOATS: u32 = TILE_K * TILE_ROW_FLOATS;
 /// Bytes of dynamic shared memory per block, to pass at launch (17 408: under the 48 KiB that
 /// needs no opt-in attribute).
 pub const SHARED_BYTES: u32 = STAGES * STAGE_FLOATS * 4;
+/// Floats from one row of the block's C tile to the next when it is staged in shared memory
+/// for the stores (the kernel's `store_block_tile`): 64 plus 4, so that the 16 threads writing
+/// a row's 4-float pieces and those of the row 4 below fall on different banks, and every
+/// piece stays 16-byte aligned.
+pub const C_TILE_ROW_FLOATS: u32 = BLOCK_TILE_N + 4;
+/// Floats of the staged C tile: it reuses the stages' shared memory, which it must fit.
+pub const C_TILE_FLOATS: u32 = BLOCK_TILE_M * C_TILE_ROW_FLOATS;
+const _: () = assert!(C_TILE_FLOATS * 4 <= SHARED_BYTES);
+
 /// Elements of A (and of B) each thread loads per step.
 pub const LOADS_PER_THREAD: u32 = BLOCK_TILE_M * TILE_K / THREADS;
 

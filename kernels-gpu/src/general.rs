@@ -31,18 +31,21 @@
 
 use crate::device::{
     load_global_b16, opaque_mad, outer_product, read4, shared_f32, sync_threads, thread_x,
+    thread_x_each_time, write4,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::split_k;
+use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::general::{
-    B_SLICE_OFFSET_FLOATS, BLOCK_TILE_M, BLOCK_TILE_N, LOADS_PER_THREAD, OperandOrder,
-    STAGE_FLOATS, THREAD_TILE_M, THREAD_TILE_N, TILE_K, TILE_ROW_FLOATS, thread_tile_origin,
+    B_SLICE_OFFSET_FLOATS, BLOCK_TILE_M, BLOCK_TILE_N, C_TILE_ROW_FLOATS, LOADS_PER_THREAD,
+    OperandOrder, STAGE_FLOATS, THREAD_TILE_M, THREAD_TILE_N, THREADS, TILE_K, TILE_ROW_FLOATS,
+    thread_tile_origin,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::general::{SHARED_BYTES, THREADS};
+use gemm_geometry::general::{C_TILE_FLOATS, SHARED_BYTES};
 
 const _: () = assert!(LOADS_PER_THREAD == 4 && THREAD_TILE_M == 4 && THREAD_TILE_N == 4);
 const _: () = assert!(BLOCK_TILE_M == BLOCK_TILE_N);
@@ -227,7 +230,6 @@ unsafe fn general<E: GlobalLoad, const B_NK: bool>(args: &GemmArgs) {
 #[inline(always)]
 unsafe fn walk<E: GlobalLoad, const B_NK: bool, const SPLIT: bool>(args: &GemmArgs) {
     let thread = thread_x();
-    let (row_in_tile, col_in_tile) = thread_tile_origin(thread);
     let b_order = if B_NK {
         OperandOrder::KContiguous
     } else {
@@ -253,16 +255,9 @@ unsafe fn walk<E: GlobalLoad, const B_NK: bool, const SPLIT: bool>(args: &GemmAr
             let acc = unsafe { block_tile_product::<E>(a, b, item.k, thread) };
             let target = split_k::item_target::<E, SPLIT>(args, zz);
             // SAFETY: the target is item zz's C (or its workspace matrix); rows and columns
-            // are checked inside.
-            unsafe {
-                store_thread_tile::<E>(
-                    args,
-                    &target,
-                    &acc,
-                    first_row + row_in_tile,
-                    first_col + col_in_tile,
-                )
-            };
+            // are checked inside; every thread is done with shared memory
+            // (`block_tile_product` ends with a barrier).
+            unsafe { store_block_tile::<E>(args, &target, &acc, first_row, first_col) };
         },
     );
 }
@@ -339,50 +334,81 @@ unsafe fn block_tile_product<E: GlobalLoad>(
 
 const _: () = assert!(TILE_K == 16, "the k loop above is unrolled 16 deep");
 
-/// Stores a thread's 4×4 accumulators at rows `row..row + 4` and columns `col..col + 4` of
-/// `target`, those inside `m × n`, element by element (no alignment assumed): into C through
-/// the epilogue, or raw as fp32 into the split-K workspace ([`split_k::output_value`]).
+/// Stores the block's 64×64 tile of accumulators into `target` (first element at row
+/// `first_row`, column `first_col`), those inside `m × n`, element by element (no alignment
+/// assumed): into C through the epilogue, or raw as fp32 into the split-K workspace
+/// ([`split_k::output_value`]).
+///
+/// The tile goes through shared memory first, so that a warp's stores are 32 consecutive
+/// elements of one row. Stored straight from the 4×4 thread tiles, each store of a warp wrote
+/// 4 bytes in every 16 across two rows: Nsight Compute counted 7.5 of 32 bytes used per
+/// sector, L2 was the busiest unit (55%), and at 2047×2049×33 the kernel took twice
+/// cuBLAS's time (42 µs against 20, `docs/results/waves-and-stores`).
 ///
 /// # Safety
 /// `target` must be an item's C as `args` describes it (writable, and readable when beta ≠ 0),
-/// or its split-K workspace matrix (`m × n` fp32, writable).
+/// or its split-K workspace matrix (`m × n` fp32, writable); every thread of the block must
+/// call this, after a barrier that ends all reads of shared memory.
 #[inline(always)]
-unsafe fn store_thread_tile<E: Element>(
+unsafe fn store_block_tile<E: Element>(
     args: &GemmArgs,
     target: &split_k::ItemTarget,
     acc: &[[f32; 4]; 4],
-    row: u32,
-    col: u32,
+    first_row: u32,
+    first_col: u32,
 ) {
-    if row >= args.m || col >= args.n {
-        return;
-    }
-    // Compared as differences (i < m − row), so that nothing depends on row + 3 fitting in u32.
-    let (rows_left, cols_left) = (args.m - row, args.n - col);
-    let bytes = target.element_bytes::<E>() as u64;
-    let row_bytes = target.ld as u64 * bytes;
-    let first = opaque_mad(row as u64, row_bytes, target.at + col as u64 * bytes);
+    let tile = shared_f32();
+    // Read anew: computed from the `thread` the main loop holds, these offsets would be
+    // hoisted out of the walk over tiles and stay live across the main loop, which then
+    // spilled on sm_86 and sm_89 (8 bytes).
+    let thread = thread_x_each_time();
+    let (row_in_tile, col_in_tile) = thread_tile_origin(thread);
     seq!(i in 0..4 {
-        if i < rows_left {
-            let row_start = if i == 0 { first } else { opaque_mad(i, row_bytes, first) };
-            seq!(j in 0..4 {
-                if j < cols_left {
-                    let at = row_start + j * bytes;
-                    // SAFETY: (row + i, col + j) lies inside the m×n target (checked above),
-                    // an fp32 of the workspace or an `E` of C.
-                    unsafe {
-                        let value = split_k::output_value::<E>(args, target, acc[i][j], at as *const E, col + j);
-                        if target.partial {
-                            (at as *mut f32).write(value);
-                        } else {
-                            (at as *mut E).write(E::from_f32(value));
-                        }
+        // SAFETY: row < 64 and col + 4 ≤ 64 ≤ C_TILE_ROW_FLOATS: inside the launch's shared
+        // memory (`C_TILE_FLOATS`), 16-byte aligned (both multiples of 4 floats).
+        unsafe {
+            write4(
+                tile.add(((row_in_tile + i) * C_TILE_ROW_FLOATS + col_in_tile) as usize),
+                f32x4::from_array(acc[i]),
+            )
+        };
+    });
+    sync_threads();
+    // Thread t stores column t % 64 of rows t / 64 + 4·r: a warp, 32 columns of one row.
+    let (col, first) = (thread % BLOCK_TILE_N, thread / BLOCK_TILE_N);
+    let rows_per_pass = THREADS / BLOCK_TILE_N;
+    if first_col + col < args.n {
+        let bytes = target.element_bytes::<E>() as u64;
+        let row_bytes = target.ld as u64 * bytes;
+        let column = target.at + (first_col + col) as u64 * bytes;
+        seq!(r in 0..16 {
+            let row = first + r * rows_per_pass;
+            // Compared as a difference, so that nothing depends on first_row + row fitting.
+            if row < args.m - first_row {
+                // SAFETY: inside the tile written above, before the barrier.
+                let sum = unsafe { *tile.add((row * C_TILE_ROW_FLOATS + col) as usize) };
+                let at = opaque_mad((first_row + row) as u64, row_bytes, column);
+                // SAFETY: (first_row + row, first_col + col) lies inside the m×n target
+                // (checked above), an fp32 of the workspace or an `E` of C.
+                unsafe {
+                    let value = split_k::output_value::<E>(args, target, sum, at as *const E, first_col + col);
+                    if target.partial {
+                        (at as *mut f32).write(value);
+                    } else {
+                        (at as *mut E).write(E::from_f32(value));
                     }
                 }
-            });
-        }
-    });
+            }
+        });
+    }
+    // Every thread has read the tile before any stashes the next tile's first slices.
+    sync_threads();
 }
+
+const _: () = assert!(
+    (BLOCK_TILE_M * BLOCK_TILE_N) / THREADS == 16 && THREADS.is_multiple_of(BLOCK_TILE_N),
+    "store_block_tile's 16 passes"
+);
 
 /// One entry point of the general kernel per element type and B layout.
 macro_rules! general_entry {
