@@ -926,6 +926,18 @@ fn k_major_sanitizer_subset() {
     }
 }
 
+/// The sanitizer subsets' three variants of one shape: plain, ragged (`ragged_everything`)
+/// and that ragged variant split in 3 slices of k.
+fn plain_ragged_and_split(m: usize, n: usize, k: usize, layout: BLayout, i: usize) -> [Variant; 3] {
+    let base = plain(m, n, k, layout, false);
+    let ragged = ragged_everything(base, i);
+    let split = Variant {
+        split_k: Some(3),
+        ..ragged
+    };
+    [base, ragged, split]
+}
+
 /// A few shapes through the general kernel, forced, f32, fp16 and bf16, both B layouts: plain,
 /// ragged (odd leading dimensions and offset, batch, epilogue) and split in k, with partial
 /// tiles along m, n and k and a C tile staged through shared memory for its stores. Small
@@ -940,14 +952,8 @@ fn general_sanitizer_subset() {
             .iter()
             .enumerate()
         {
-            let base = plain(m, n, k, layout, false);
             let seed = 9900 + i as u64;
-            let ragged = ragged_everything(base, i);
-            let split = Variant {
-                split_k: Some(3),
-                ..ragged
-            };
-            for v in [base, ragged, split] {
+            for v in plain_ragged_and_split(m, n, k, layout, i) {
                 check::<f32>(&stream, &gemm, v, Some("general"), seed).expect("runs");
                 check::<half::f16>(&stream, &gemm, v, Some("general"), seed).expect("runs");
                 check::<half::bf16>(&stream, &gemm, v, Some("general"), seed).expect("runs");
@@ -969,14 +975,8 @@ fn general_mma_sanitizer_subset() {
             .iter()
             .enumerate()
         {
-            let base = plain(m, n, k, layout, false);
             let seed = 9700 + i as u64;
-            let ragged = ragged_everything(base, i);
-            let split = Variant {
-                split_k: Some(3),
-                ..ragged
-            };
-            for v in [base, ragged, split] {
+            for v in plain_ragged_and_split(m, n, k, layout, i) {
                 check::<half::f16>(&stream, &gemm, v, Some("general_mma"), seed).expect("runs");
                 check::<half::bf16>(&stream, &gemm, v, Some("general_mma"), seed).expect("runs");
             }
