@@ -110,6 +110,18 @@ const BF16_ENTRIES: EntryTables = EntryTables {
     expand: entry_names!("dequant_expand_bf16_"),
 };
 
+/// Decode-kernel entries compiled for one small-float format (the OCP formats' element types),
+/// `(exponent, mantissa, fp16 entry, bf16 entry)`: the same weights as the format's generic
+/// entry (`float4`, `wide_float8`, …), with fewer operations per weight, since the compiler
+/// knows the widths (`fixed_float` in `kernels-gpu/src/dequant/packed.rs`). The decode kernel
+/// takes them where the module has them; batched decode and prefill use the generic entries.
+pub const FORMAT_DECODE_ENTRIES: [(u32, u32, &str, &str); 4] = [
+    (2, 1, "dequant_decode_e2m1", "dequant_decode_bf16_e2m1"),
+    (3, 2, "dequant_decode_e3m2", "dequant_decode_bf16_e3m2"),
+    (2, 3, "dequant_decode_e2m3", "dequant_decode_bf16_e2m3"),
+    (5, 2, "dequant_decode_e5m2", "dequant_decode_bf16_e5m2"),
+];
+
 /// The element type of a dequant GEMM's activations (A) and output (C).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum ActivationType {
@@ -423,12 +435,30 @@ impl FastWeights {
                 }
             },
             Path::Decode | Path::Prefill => Ok(DecodeKernel {
-                entry: tables.decode[self.entry],
+                entry: self
+                    .format_decode_entry(activation)
+                    .filter(|entry| has(entry))
+                    .unwrap_or(tables.decode[self.entry]),
                 shared_bytes: decode_shared_bytes(bits, Path::Decode),
                 m_tiles: 1,
                 activation,
             }),
         }
+    }
+
+    /// The decode entry compiled for these weights' format ([`FORMAT_DECODE_ENTRIES`]), if
+    /// there is one.
+    pub fn format_decode_entry(&self, activation: ActivationType) -> Option<&'static str> {
+        let WeightFormat::Float { exponent, mantissa } = self.format else {
+            return None;
+        };
+        FORMAT_DECODE_ENTRIES
+            .iter()
+            .find(|&&(e, m, _, _)| (e, m) == (exponent, mantissa))
+            .map(|&(_, _, f16_entry, bf16_entry)| match activation {
+                ActivationType::F16 => f16_entry,
+                ActivationType::Bf16 => bf16_entry,
+            })
     }
 
     /// The wide batched kernel (128-row tiles, fp16 activations) for these weights, where
@@ -873,19 +903,27 @@ pub fn launch_prefill<T: ActivationElement>(
 }
 
 /// Every kernel entry of the fast dequant kernels: for fp16 then bf16 activations, decode,
-/// batched decode (`mma.sync`, `wgmma`, wide), then expand. Not every module has all of them:
+/// batched decode (`mma.sync`, `wgmma`, wide), then expand; then the decode entries compiled
+/// for one format ([`FORMAT_DECODE_ENTRIES`]). Not every module has all of them:
 /// the `wgmma` and wide forms are Hopper's, and the sm_90a module leaves out the bf16
 /// `mma.sync` batched kernels that its `wgmma` form replaces.
 pub fn entries() -> impl Iterator<Item = &'static str> {
-    [&F16_ENTRIES, &BF16_ENTRIES].into_iter().flat_map(|t| {
-        t.decode
-            .iter()
-            .chain(t.batched.iter())
-            .chain(t.batched_wgmma.iter())
-            .chain(t.batched_wide.iter())
-            .chain(t.expand.iter())
-            .copied()
-    })
+    [&F16_ENTRIES, &BF16_ENTRIES]
+        .into_iter()
+        .flat_map(|t| {
+            t.decode
+                .iter()
+                .chain(t.batched.iter())
+                .chain(t.batched_wgmma.iter())
+                .chain(t.batched_wide.iter())
+                .chain(t.expand.iter())
+                .copied()
+        })
+        .chain(
+            FORMAT_DECODE_ENTRIES
+                .iter()
+                .flat_map(|&(_, _, f16_entry, bf16_entry)| [f16_entry, bf16_entry]),
+        )
 }
 
 /// Queues `c = a · dequant(w)` on `path` (`blocks`: decode only, see [`launch_decode`]).
@@ -961,11 +999,21 @@ mod tests {
         assert_eq!(F16_ENTRIES.batched_wide.len(), 8);
         assert_eq!(SUFFIXES[7], "int8");
         assert!(BF16_ENTRIES.batched_wide.is_empty());
-        // Every entry once: 19 · 3 + 18 + 8 for fp16, 19 · 3 + 18 for bf16.
+        // Every entry once: 19 · 3 + 18 + 8 for fp16, 19 · 3 + 18 for bf16, and two per
+        // format-specific decode entry.
         let all: Vec<&str> = entries().collect();
-        assert_eq!(all.len(), 83 + 75);
+        assert_eq!(all.len(), 83 + 75 + 2 * FORMAT_DECODE_ENTRIES.len());
         let unique: std::collections::BTreeSet<&str> = all.iter().copied().collect();
         assert_eq!(unique.len(), all.len());
+    }
+
+    #[test]
+    fn format_decode_entries_are_named_after_their_formats() {
+        for (exponent, mantissa, f16_entry, bf16_entry) in FORMAT_DECODE_ENTRIES {
+            let format = WeightFormat::Float { exponent, mantissa };
+            assert_eq!(f16_entry, format!("dequant_decode_{format}"));
+            assert_eq!(bf16_entry, format!("dequant_decode_bf16_{format}"));
+        }
     }
 
     #[test]

@@ -83,7 +83,8 @@
 
 use super::packed::{
     BLOCK_COLUMNS, FLOAT, HALF, INTEGER, N_TILES, PairConstants, WARP_COLUMNS, WARPS, WIDE_FLOAT,
-    chunk_k, chunk_k_tiles, column_constants, decode_pair, half_to_f32, loads,
+    chunk_k, chunk_k_tiles, column_constants, decode_pair, fixed_float, half_to_f32, loads,
+    through_half,
 };
 use crate::device::{
     block_x, commit_async_copies, copy_async_16, dynamic_shared_bytes, fma, grid_dim_x,
@@ -329,8 +330,8 @@ unsafe fn body<
     // more, that would keep a second set of accumulators (64 registers at four tiles, past the
     // 255 a thread has): the weights are scaled in fp16 instead, `fp16(value · scale)` as
     // prefill uses them, one `mul.f16x2` per pair shared by all the tiles.
-    let post_scale = (KIND == INTEGER || KIND == FLOAT) && M_TILES == 1;
-    let rebias = if KIND == FLOAT {
+    let post_scale = (KIND == INTEGER || through_half(KIND)) && M_TILES == 1;
+    let rebias = if through_half(KIND) {
         half_to_f32(constants.rebias & 0xFFFF)
     } else {
         1.0
@@ -983,6 +984,11 @@ decode_entry!(dequant_decode_wide_float6, 6, WIDE_FLOAT);
 decode_entry!(dequant_decode_wide_float7, 7, WIDE_FLOAT);
 decode_entry!(dequant_decode_wide_float8, 8, WIDE_FLOAT);
 decode_entry!(dequant_decode_half, 16, HALF);
+// The common small floats (the OCP formats' element types), compiled for their widths.
+decode_entry!(dequant_decode_e2m1, 4, fixed_float(2, 1));
+decode_entry!(dequant_decode_e3m2, 6, fixed_float(3, 2));
+decode_entry!(dequant_decode_e2m3, 6, fixed_float(2, 3));
+decode_entry!(dequant_decode_e5m2, 8, fixed_float(5, 2));
 
 // bf16 activations and output.
 decode_entry!(bf16 dequant_decode_bf16_int1, 1, INTEGER);
@@ -1004,6 +1010,10 @@ decode_entry!(bf16 dequant_decode_bf16_wide_float6, 6, WIDE_FLOAT);
 decode_entry!(bf16 dequant_decode_bf16_wide_float7, 7, WIDE_FLOAT);
 decode_entry!(bf16 dequant_decode_bf16_wide_float8, 8, WIDE_FLOAT);
 decode_entry!(bf16 dequant_decode_bf16_half, 16, HALF);
+decode_entry!(bf16 dequant_decode_bf16_e2m1, 4, fixed_float(2, 1));
+decode_entry!(bf16 dequant_decode_bf16_e3m2, 6, fixed_float(3, 2));
+decode_entry!(bf16 dequant_decode_bf16_e2m3, 6, fixed_float(2, 3));
+decode_entry!(bf16 dequant_decode_bf16_e5m2, 8, fixed_float(5, 2));
 
 decode_entry!(batched dequant_batched_int1, 1, INTEGER);
 decode_entry!(batched dequant_batched_int2, 2, INTEGER);

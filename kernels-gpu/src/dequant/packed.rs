@@ -51,6 +51,32 @@ pub const FLOAT: u32 = 1;
 pub const WIDE_FLOAT: u32 = 2;
 /// fp16 weights, no scale.
 pub const HALF: u32 = 3;
+/// Flag of the decoder kinds [`fixed_float`] makes: one small-float format, its widths
+/// written into the kind.
+pub const FIXED_FLOAT: u32 = 0x100;
+
+/// The decoder kind of the small float with `exponent` and `mantissa` bits, for entries
+/// compiled for that one format (e2m1, e3m2, e2m3, e5m2: the decode kernel's). Knowing the
+/// widths, the compiler moves each plane of codes straight to its place in the 16-bit float
+/// ([`placed_fields`]) instead of gathering the code and then placing it, as [`FLOAT`] and
+/// [`WIDE_FLOAT`] do with widths that arrive at run time. The weights are the same: an
+/// exponent of at most 4 bits goes through fp16 like [`FLOAT`], a wider one like
+/// [`WIDE_FLOAT`].
+pub const fn fixed_float(exponent: u32, mantissa: u32) -> u32 {
+    FIXED_FLOAT | exponent << 4 | mantissa
+}
+
+/// Whether `kind` decodes small floats through fp16 ([`FLOAT`], or [`fixed_float`] with at
+/// most 4 exponent bits): unscaled weights exact, so the decode kernel scales each group's sums.
+pub const fn through_half(kind: u32) -> bool {
+    kind == FLOAT || (kind & FIXED_FLOAT != 0 && (kind >> 4 & 15) <= 4)
+}
+
+/// Whether `kind` decodes small floats through f32 ([`WIDE_FLOAT`], or [`fixed_float`] with 5
+/// or more exponent bits): every weight scaled, `fp16(value · scale)`.
+pub const fn through_f32(kind: u32) -> bool {
+    kind == WIDE_FLOAT || (kind & FIXED_FLOAT != 0 && (kind >> 4 & 15) > 4)
+}
 
 /// Pairs (B-fragment registers) per lane per chunk.
 pub const fn pairs(bits: u32) -> u32 {
@@ -130,6 +156,67 @@ pub fn pair_in_place<const BITS: u32>(words: &[u32; 32], pair: u32, base: u32) -
     )
 }
 
+/// `word` shifted so that its bit `from` lands on bit `to` (both constants after unrolling).
+#[inline(always)]
+const fn moved(word: u32, from: u32, to: u32) -> u32 {
+    if to >= from {
+        word << (to - from)
+    } else {
+        word >> (from - to)
+    }
+}
+
+/// Pair `pair` of a lane's chunk of small floats (`BITS` = 1 + `exponent` + `mantissa`) placed
+/// in the fields of a 16-bit float with `field` mantissa bits (10: fp16, 7: bf16), in both
+/// halves: the sign at bit 15, exponent and mantissa at the low end of the float's exponent
+/// and mantissa fields. That is the value times `2^(bias − 15)` as fp16, or `2^(bias − 127)`
+/// as bf16 (and as the top half of an f32), what [`decode_pair`]'s `FLOAT` arm places after
+/// gathering the code.
+///
+/// With the widths known to the compiler ([`fixed_float`]) each plane's bits move straight to
+/// their place: one shift and one masked merge per plane, and one more of each for the sign,
+/// the code's top bit. For a 4-bit float that is 4 operations a pair where gathering the code
+/// first takes 6.
+#[inline(always)]
+pub fn placed_fields<const BITS: u32>(
+    words: &[u32; 32],
+    pair: u32,
+    mantissa: u32,
+    field: u32,
+) -> u32 {
+    let magnitude_bits = BITS - 1;
+    // Where code bit 0 (the mantissa's lowest) goes.
+    let first = field - mantissa;
+    let mut out = 0;
+    let mut plane_word = 0;
+    let mut offset = 0;
+    let mut width = 16;
+    while width >= 1 {
+        if BITS & width != 0 {
+            let per_word = 16 / width;
+            let word = words[(plane_word + pair / per_word) as usize];
+            let at = width * (pair % per_word);
+            // This plane's exponent and mantissa bits: code bits `offset ..` below the sign.
+            let magnitude_width = if magnitude_bits - offset < width {
+                magnitude_bits - offset
+            } else {
+                width
+            };
+            if magnitude_width > 0 {
+                let mask = ((1u32 << magnitude_width) - 1) << (first + offset);
+                out |= moved(word, at, first + offset) & (mask | mask << 16);
+            }
+            if offset + width == BITS {
+                out |= moved(word, at + width - 1, 15) & 0x8000_8000;
+            }
+            plane_word += pairs(BITS) * width / 16;
+            offset += width;
+        }
+        width /= 2;
+    }
+    out
+}
+
 /// `a · b + c` on two fp16 values per register, rounded once.
 #[inline(always)]
 pub fn fma_f16x2(a: u32, b: u32, c: u32) -> u32 {
@@ -204,6 +291,23 @@ pub struct PairConstants {
     pub rebias: u32,
 }
 
+/// [`placed_fields`] for widths that arrive at run time (`k.exponent`, `k.mantissa`): the
+/// pair's codes gathered to the low bits of each half first ([`pair_codes`]), then exponent
+/// and mantissa shifted to the fields (`field` mantissa bits) and the sign to bit 15.
+#[inline(always)]
+fn gathered_fields<const BITS: u32>(
+    words: &[u32; 32],
+    pair: u32,
+    k: &PairConstants,
+    field: u32,
+) -> u32 {
+    let h = pair_codes::<BITS>(words, pair, 0);
+    let (e, m) = (k.exponent, k.mantissa);
+    let magnitude_mask = ((1u32 << (e + m)) - 1) << (field - m);
+    let magnitude = (h << (field - m)) & (magnitude_mask | magnitude_mask << 16);
+    merge_masked(magnitude, h << (15 - e - m), 0x8000_8000)
+}
+
 /// Pair `pair` of a lane's chunk converted to two fp16 weights (B-fragment register), or two
 /// bf16 weights with `BF16` (for bf16 activations, [`decode_pair_bf16`]; `k` then comes from
 /// [`column_constants`] with `BF16`).
@@ -245,30 +349,32 @@ pub fn decode_pair<const BITS: u32, const KIND: u32, const SCALED: bool, const B
                 value
             }
         }
-        FLOAT => {
-            // Sign to bit 15, exponent and mantissa to fp16's fields (low bits of each).
-            let h = pair_codes::<BITS>(words, pair, 0);
-            let (e, m) = (k.exponent, k.mantissa);
-            let magnitude_mask = ((1u32 << (e + m)) - 1) << (10 - m);
-            let magnitude = (h << (10 - m)) & (magnitude_mask | magnitude_mask << 16);
-            let placed = merge_masked(magnitude, h << (15 - e - m), 0x8000_8000);
+        _ if through_half(KIND) => {
+            let placed = if KIND == FLOAT {
+                gathered_fields::<BITS>(words, pair, k, 10)
+            } else {
+                placed_fields::<BITS>(words, pair, KIND & 15, 10)
+            };
             if SCALED {
                 mul_f16x2(mul_f16x2(placed, k.rebias), k.scale)
             } else {
                 placed
             }
         }
-        WIDE_FLOAT => {
-            let h = pair_codes::<BITS>(words, pair, 0);
-            let (e, m) = (k.exponent, k.mantissa);
-            let rebias = f32::from_bits(k.rebias);
-            let scale = half_to_f32(k.scale & 0xFFFF);
-            let value = |code: u32| {
-                let magnitude = (code & ((1 << (e + m)) - 1)) << (23 - m);
-                let sign = (code >> (e + m) & 1) << 31;
-                f32::from_bits(magnitude | sign) * rebias * scale
+        _ if through_f32(KIND) => {
+            // Placed in bf16's fields (8 exponent bits: room for 7), which are the top half of
+            // an f32's: `value · 2^(bias − 127)`, times `2^(127 − bias) · scale` (`k.offset`,
+            // exact in f32) rounds once, to `f32(value · scale)`, then once more to fp16.
+            let placed = if KIND == WIDE_FLOAT {
+                gathered_fields::<BITS>(words, pair, k, 7)
+            } else {
+                placed_fields::<BITS>(words, pair, KIND & 15, 7)
             };
-            f32x2_to_f16x2(value(h & 0xFFFF), value(h >> 16))
+            let rebiased_scale = f32::from_bits(k.offset);
+            f32x2_to_f16x2(
+                f32::from_bits(placed << 16) * rebiased_scale,
+                f32::from_bits(placed & 0xFFFF_0000) * rebiased_scale,
+            )
         }
         _ => pair_codes::<BITS>(words, pair, 0),
     }
@@ -336,7 +442,12 @@ pub fn column_constants<const BITS: u32, const KIND: u32, const BF16: bool>(
     let mut k = *base;
     if !BF16 {
         k.scale = s | s << 16;
-        k.offset = offset;
+        k.offset = if through_f32(KIND) {
+            // `2^(127 − bias) · scale`: exact in f32 (at most 2^112 · 65504 < 2^128).
+            (f32::from_bits(base.rebias) * half_to_f32(s)).to_bits()
+        } else {
+            offset
+        };
         k.offset_high = sub_f16x2(NINE_SIXTY, offset);
         return k;
     }
@@ -353,9 +464,13 @@ pub fn column_constants<const BITS: u32, const KIND: u32, const BF16: bool>(
             k.offset = (offset - 0x2100_2100) | NEGATIVE_ZERO_BF16;
             k.offset_high = fma_bf16x2(k.offset, ONE_BF16, ONE_TWENTY_BF16);
         }
-        FLOAT => {
+        _ if through_half(KIND) => {
             let rebias = half_to_f32(base.rebias & 0xFFFF) * f32::from_bits(0x7780_0000);
             k.rebias = f32x2_to_bf16x2(rebias, rebias);
+        }
+        _ if through_f32(KIND) => {
+            // `2^(127 − bias)` as f32 bits: a power of two, exactly its top half in bf16.
+            k.rebias = base.rebias >> 16 | (base.rebias & 0xFFFF_0000);
         }
         _ => {}
     }
@@ -377,7 +492,8 @@ pub fn column_constants<const BITS: u32, const KIND: u32, const BF16: bool>(
 ///   (exact: `code − zero` has at most 8 significant bits);
 /// * small floats through bf16: sign, exponent and mantissa placed in bf16's fields as fp16's
 ///   are, then one `fma` by `2^112`;
-/// * small floats through f32: the same, rounded to bf16 instead of fp16;
+/// * small floats with 5 to 7 exponent bits: placed in bf16's fields too (bf16 has 8 exponent
+///   bits), then two `fma`s, by `2^(127 − bias)` and by the scale: no f32 as for fp16;
 /// * fp16 weights: two `cvt.f32.f16` and one `cvt.rn.bf16x2.f32`.
 #[inline(always)]
 pub fn decode_pair_bf16<const BITS: u32, const KIND: u32, const SCALED: bool>(
@@ -412,13 +528,12 @@ pub fn decode_pair_bf16<const BITS: u32, const KIND: u32, const SCALED: bool>(
             let x = pair_codes::<BITS>(words, pair, MAGIC_128_BF16);
             scaled(fma_bf16x2(x, ONE_BF16, k.offset))
         }
-        FLOAT => {
-            // Sign to bit 15, exponent and mantissa to bf16's fields (low bits of each).
-            let h = pair_codes::<BITS>(words, pair, 0);
-            let (e, m) = (k.exponent, k.mantissa);
-            let magnitude_mask = ((1u32 << (e + m)) - 1) << (7 - m);
-            let magnitude = (h << (7 - m)) & (magnitude_mask | magnitude_mask << 16);
-            let placed = merge_masked(magnitude, h << (15 - e - m), 0x8000_8000);
+        _ if through_half(KIND) => {
+            let placed = if KIND == FLOAT {
+                gathered_fields::<BITS>(words, pair, k, 7)
+            } else {
+                placed_fields::<BITS>(words, pair, KIND & 15, 7)
+            };
             if SCALED {
                 fma_bf16x2(
                     fma_bf16x2(placed, k.rebias, NEGATIVE_ZERO_BF16),
@@ -429,18 +544,20 @@ pub fn decode_pair_bf16<const BITS: u32, const KIND: u32, const SCALED: bool>(
                 fma_bf16x2(placed, TWO_112_BF16, NEGATIVE_ZERO_BF16)
             }
         }
-        WIDE_FLOAT => {
-            let h = pair_codes::<BITS>(words, pair, 0);
-            let (e, m) = (k.exponent, k.mantissa);
-            let rebias = f32::from_bits(k.rebias);
-            // The bf16 scale's bits are the top half of its f32.
-            let scale = f32::from_bits(k.scale << 16);
-            let value = |code: u32| {
-                let magnitude = (code & ((1 << (e + m)) - 1)) << (23 - m);
-                let sign = (code >> (e + m) & 1) << 31;
-                f32::from_bits(magnitude | sign) * rebias * scale
+        _ if through_f32(KIND) => {
+            // bf16 holds every such value (exponents of up to 7 bits): placed in its fields,
+            // times `2^(127 − bias)` (`k.rebias`) it is the value exactly, then times the
+            // scale rounded once, as for the narrower floats.
+            let placed = if KIND == WIDE_FLOAT {
+                gathered_fields::<BITS>(words, pair, k, 7)
+            } else {
+                placed_fields::<BITS>(words, pair, KIND & 15, 7)
             };
-            f32x2_to_bf16x2(value(h & 0xFFFF), value(h >> 16))
+            fma_bf16x2(
+                fma_bf16x2(placed, k.rebias, NEGATIVE_ZERO_BF16),
+                k.scale,
+                NEGATIVE_ZERO_BF16,
+            )
         }
         _ => {
             let h = pair_codes::<BITS>(words, pair, 0);
