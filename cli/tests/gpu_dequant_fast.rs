@@ -424,7 +424,8 @@ fn bad_buffers_and_block_counts_are_refused() {
 fn sanitizer_subset() {
     // A few formats over every kind of launch, small enough for compute-sanitizer's racecheck
     // (scripts/sanitize.sh): each decoder (integer in place and by planes, with and without zero
-    // points, small floats through fp16 and f32, fp16), groups of one and several per chunk,
+    // points, small floats through fp16 and f32 (on decode, e2m1 and e5m2 take the entries
+    // compiled for their widths, e4m3 the generic one), fp16), groups of one and several per chunk,
     // ragged shapes, whole and shared tiles, and the prefill expansion; each with fp16 and with
     // bf16 activations.
     let gpu = open_gpu();
@@ -443,6 +444,13 @@ fn sanitizer_subset() {
             WeightFormat::Float {
                 exponent: 5,
                 mantissa: 2,
+            },
+            false,
+        ),
+        (
+            WeightFormat::Float {
+                exponent: 4,
+                mantissa: 3,
             },
             false,
         ),

@@ -437,6 +437,23 @@ unsafe fn body<
     };
 
     let (lane_row, lane_piece) = (lane % 16, lane / 16);
+    // This lane's `ldmatrix` addresses in A's stage tile (`a_offset`): the XOR swizzle repeats
+    // every `a_pattern` k-tiles (two pieces each), so one offset per k-tile of that pattern is
+    // kept, and the other k-tiles and m16 tiles are constants away from one of them. (Computed
+    // in full for each k-tile, ptxas rebuilt every address from the stage index: three
+    // instructions per `ldmatrix`.)
+    let a_period = if a_pieces_per_row < 8 {
+        a_pieces_per_row
+    } else {
+        8
+    };
+    let a_pattern = a_period / 2;
+    let mut a_lane = [0u32; 4];
+    seq!(j in 0..4 {
+        if j < a_pattern {
+            a_lane[j] = a_offset(lane_row, 2 * j + lane_piece, a_pieces_per_row);
+        }
+    });
     let column_in_block = warp * WARP_COLUMNS + lane / 4;
     let accumulator_column = warp * WARP_COLUMNS + 2 * (lane % 4);
     let mut acc = [[[0.0f32; 4]; N_TILES]; M_TILES];
@@ -566,10 +583,11 @@ unsafe fn body<
                 let mut a_frag = [[0u32; 4]; M_TILES];
                 seq!(mt in 0..4 {
                     if mt < M_TILES {
-                        let row = 16 * mt + lane_row;
-                        a_frag[mt] = unsafe {
-                            load_matrix_x4(stage + a_offset(row, 2 * kt + lane_piece, a_pieces_per_row))
-                        };
+                        // `a_offset(16·mt + lane_row, 2·kt + lane_piece, …)`: see `a_lane`.
+                        let at = a_lane[(kt % a_pattern) as usize]
+                            + (kt / a_pattern) * a_period * 16
+                            + mt * TILE_M * a_pieces_per_row * 16;
+                        a_frag[mt] = unsafe { load_matrix_x4(stage + at) };
                     }
                 });
                 seq!(nt in 0..4 {
