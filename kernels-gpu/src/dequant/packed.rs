@@ -106,6 +106,23 @@ pub fn merge_masked(acc: u32, value: u32, mask: u32) -> u32 {
 #[inline(always)]
 pub fn pair_codes<const BITS: u32>(words: &[u32; 32], pair: u32, base: u32) -> u32 {
     let mut out = base;
+    for_each_plane::<BITS>(words, pair, |word, at, width, offset| {
+        // Move this plane's bits of both codes to their place in the code.
+        let mask = ((1u32 << width) - 1) << offset;
+        out = merge_masked(out, moved(word, at, offset), mask | mask << 16);
+    });
+    out
+}
+
+/// Calls `plane(word, at, width, offset)` for each plane of a `BITS`-wide code, widest first:
+/// `word` holds pair `pair`'s bits of that plane at bit `at` of each half, and they are code
+/// bits `offset .. offset + width`. Every argument is a constant after unrolling.
+#[inline(always)]
+fn for_each_plane<const BITS: u32>(
+    words: &[u32; 32],
+    pair: u32,
+    mut plane: impl FnMut(u32, u32, u32, u32),
+) {
     let mut plane_word = 0;
     let mut offset = 0;
     let mut width = 16;
@@ -113,21 +130,12 @@ pub fn pair_codes<const BITS: u32>(words: &[u32; 32], pair: u32, base: u32) -> u
         if BITS & width != 0 {
             let per_word = 16 / width;
             let word = words[(plane_word + pair / per_word) as usize];
-            let at = width * (pair % per_word);
-            // Move this plane's bits of both codes to their place in the code.
-            let moved = if at >= offset {
-                word >> (at - offset)
-            } else {
-                word << (offset - at)
-            };
-            let mask = ((1u32 << width) - 1) << offset;
-            out = merge_masked(out, moved, mask | mask << 16);
+            plane(word, width * (pair % per_word), width, offset);
             plane_word += pairs(BITS) * width / 16;
             offset += width;
         }
         width /= 2;
     }
-    out
 }
 
 /// Integer codes of 1, 2 or 4 bits are a single plane whose pairs sit 1, 2 or 4 bits apart.
@@ -188,6 +196,8 @@ pub fn placed_fields<const BITS: u32>(
     // Where code bit 0 (the mantissa's lowest) goes.
     let first = field - mantissa;
     let mut out = 0;
+    // The walk of `for_each_plane`, written out: through the closure, ptxas got the same
+    // instructions in another order, and this is the code that was measured.
     let mut plane_word = 0;
     let mut offset = 0;
     let mut width = 16;
