@@ -787,13 +787,9 @@ fn v13_k_major_f32() {
                     i += 1;
                     let seed = 9700 + i as u64;
                     let base = plain(m, n, k, BLayout::Nk, false);
-                    // Rows padded to a multiple of 8 elements: aligned whatever k is.
-                    let aligned = Variant { pad: None, ..base };
-                    let split = Variant {
-                        split_k: Some(3),
-                        ..aligned
-                    };
-                    for v in [aligned, everything_on(base, i), split] {
+                    let variants = k_major_variants(m, n, k, i);
+                    let aligned = variants[0];
+                    for v in variants {
                         let ran = check::<f32>(&stream, &gemm, v, Some(kernel), seed)
                             .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
                         assert!(ran.starts_with(entry), "{v:?}: {ran}");
@@ -911,19 +907,25 @@ fn k_major_sanitizer_subset() {
     ] {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
             let seed = 9800 + i as u64;
-            let base = plain(m, n, k, BLayout::Nk, false);
-            // Rows padded to a multiple of 8 elements: aligned whatever k is.
-            let aligned = Variant { pad: None, ..base };
-            let split = Variant {
-                split_k: Some(3),
-                ..aligned
-            };
-            for v in [aligned, everything_on(base, i), split] {
+            for v in k_major_variants(m, n, k, i) {
                 check::<f32>(&stream, &gemm, v, Some(kernel), seed)
                     .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
             }
         }
     }
+}
+
+/// The K-major tests' three variants of one `[n, k]` shape (`plain`): rows padded to a
+/// multiple of 8 elements (aligned whatever k is) first, everything on (`everything_on`), and
+/// the aligned one split in 3 slices of k.
+fn k_major_variants(m: usize, n: usize, k: usize, i: usize) -> [Variant; 3] {
+    let base = plain(m, n, k, BLayout::Nk, false);
+    let aligned = Variant { pad: None, ..base };
+    let split = Variant {
+        split_k: Some(3),
+        ..aligned
+    };
+    [aligned, everything_on(base, i), split]
 }
 
 /// The sanitizer subsets' three variants of one shape: plain, ragged (`ragged_everything`)
