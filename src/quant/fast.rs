@@ -593,11 +593,15 @@ pub fn decode_units(w: &FastWeights, m: usize, m_tiles: u32) -> usize {
 /// Blocks of the decode kernel on `path` when none are asked for. Decode: with at least one
 /// output tile per SM, one block per tile: no tile is shared, so no block pays for the
 /// workspace (at 16 rows, sharing every tile between two blocks measured 15% slower than a
-/// whole tile per block). With fewer tiles, and always for batched decode (one block per tile
-/// past 132 tiles measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on the H100,
-/// and this way no launch has more blocks than fit at once), as many blocks as fit at a time
-/// (two per SM for decode, one for batched decode), each taking an equal share of the units,
-/// but no more than the units. Refused as [`FastWeights::decode_kernel`] refuses.
+/// whole tile per block). With fewer tiles, each tile is split between as many blocks as there
+/// are whole SMs for it (`⌊SMs / tiles⌋`), one block per SM: at the 56 tiles of 4096 × 14336 on
+/// the H100 that is 112 blocks, which measured 24.6 µs at m = 16 where 264 blocks (two per SM,
+/// tiles split wherever the equal shares fall) took 28.2 and 132 took 25.9; every hand-over
+/// stalls its block's pipeline, so fewer splits win over the last SMs. Batched decode (one block
+/// per tile past 132 tiles measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on
+/// the H100, and this way no launch has more blocks than fit at once): as many blocks as fit at
+/// a time (one per SM), each taking an equal share of the units, but no more than the units.
+/// Refused as [`FastWeights::decode_kernel`] refuses.
 pub fn default_blocks(
     gpu: &Runtime,
     w: &FastWeights,
@@ -608,11 +612,16 @@ pub fn default_blocks(
     let m_tiles = w.decode_kernel(gpu, path, m, activation)?.m_tiles;
     let tiles = row_tiles(m, m_tiles) * w.column_blocks();
     let sms = gpu.info().sm_count;
-    Ok(if tiles >= sms && path == Path::Decode {
-        tiles
-    } else {
-        (path.blocks_per_sm() * sms).min(decode_units(w, m, m_tiles))
-    })
+    Ok(decode_blocks(path, tiles, sms, decode_units(w, m, m_tiles)))
+}
+
+/// [`default_blocks`]'s rule, for `tiles` output tiles of `units` units on `sms` SMs.
+fn decode_blocks(path: Path, tiles: usize, sms: usize, units: usize) -> usize {
+    match path {
+        Path::Decode if tiles >= sms => tiles,
+        Path::Decode => (tiles * (sms / tiles)).min(units),
+        _ => (path.blocks_per_sm() * sms).min(units),
+    }
 }
 
 /// Queues the decode kernel of `path` (`Decode`, or `Batched` for 64-row blocks): `c (m×n T)
@@ -975,6 +984,20 @@ pub fn check_activations(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decode_splits_tiles_only_between_whole_sms() {
+        // 8192 × 57344 on 132 SMs: 224 tiles, one block each.
+        assert_eq!(decode_blocks(Path::Decode, 224, 132, 224 * 64), 224);
+        // 4096 × 14336: 56 tiles, two blocks each; 14336 × 4096: 16 tiles, eight each.
+        assert_eq!(decode_blocks(Path::Decode, 56, 132, 56 * 32), 112);
+        assert_eq!(decode_blocks(Path::Decode, 16, 132, 16 * 112), 128);
+        // Never more blocks than units: one tile of two chunks.
+        assert_eq!(decode_blocks(Path::Decode, 1, 132, 2), 2);
+        // Batched decode: one block per SM, at most one per unit.
+        assert_eq!(decode_blocks(Path::Batched, 56, 132, 56 * 64), 132);
+        assert_eq!(decode_blocks(Path::Batched, 1, 132, 64), 64);
+    }
 
     #[test]
     fn entry_tables_line_up() {

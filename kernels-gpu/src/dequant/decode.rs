@@ -816,20 +816,29 @@ unsafe fn finish_tile<const M_TILES: usize, const WGMMA: bool, const BF16: bool>
     if !last {
         return;
     }
-    // The last block of this tile: the workspace holds the whole sum.
+    // The last block of this tile: the workspace holds the whole sum. Sixteen rows at a time,
+    // every `take_f32` issued before the first store waits on one: the exchanges are L2 round
+    // trips, and one row after another they cost 16 of them per m16 tile (about 4 µs of a
+    // 27 µs product at 16 × 14336 × 4096 on the H100).
+    const { assert!(TILE_M == 16) };
     let col = column_block * BLOCK_COLUMNS + thread;
-    for i in 0..block_rows {
-        let r = m_tile * block_rows + i;
-        if r < m {
-            let at = workspace.wrapping_add(r as usize * n_pad as usize + col as usize);
-            let sum = unsafe { take_f32(at) };
-            if col < n {
+    for rows in 0..M_TILES as u32 {
+        let first_row = m_tile * block_rows + rows * TILE_M;
+        let mut sums = [0.0f32; TILE_M as usize];
+        seq!(i in 0..16 {
+            if first_row + i < m {
+                let at = workspace.wrapping_add((first_row + i) as usize * n_pad as usize + col as usize);
+                sums[i] = unsafe { take_f32(at) };
+            }
+        });
+        seq!(i in 0..16 {
+            if first_row + i < m && col < n {
                 unsafe {
-                    *c.add(r as usize * n as usize + col as usize) =
-                        pack_half2::<BF16>(sum, 0.0) as u16
+                    *c.add((first_row + i) as usize * n as usize + col as usize) =
+                        pack_half2::<BF16>(sums[i], 0.0) as u16
                 };
             }
-        }
+        });
     }
     if thread == 0 {
         unsafe { counters.add(tile_index as usize).write_volatile(0) };
