@@ -2,6 +2,12 @@
 # Copies the release binaries (sgemm-ladder, the examples and the test binaries) into
 # .carry/bundle.tar.xz, in the git-ignored folder handed to the GPU machine, which has no Rust
 # toolchain (unpack there with `tar xJf .carry/bundle.tar.xz -C .carry`).
+#
+# With STAGE_CUBIN=1 it also assembles the sm_90a module for the H100 with ptxas (about 4 minutes
+# on two cores) into .carry/cubin/, named as src/runtime/prebuilt.rs looks for it: on the GPU
+# machine, `RUST_GEMM_CUBIN_DIR=$PWD/.carry/cubin` spares each fresh machine the driver's own
+# compilation of the module (minutes of device time), and a changed module is never mistaken
+# for it (the name carries the PTX's CRC-32 and length).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cargo build --release --bin sgemm-ladder --examples
@@ -23,10 +29,23 @@ for line in sys.stdin:
         shutil.copy(exe, ".carry/test-" + msg["target"]["name"])
         print("staged", msg["target"]["name"])
 '
-strip .carry/* 2>/dev/null || true
-# The binaries are mostly embedded PTX: xz makes them fit the 64 MiB a device call carries.
-(cd .carry && tar cf - -- * | xz -T0 -6 > ../target/carry-bundle.tar.xz && rm -f -- * && mv ../target/carry-bundle.tar.xz bundle.tar.xz)
-# The PTX modules the binaries embed, to name in the results.
 out_dir="$(scripts/ptx-out-dir.sh --release)"
+if [[ "${STAGE_CUBIN:-0}" == 1 ]]; then
+    ptxas="${PTXAS:-.tools/nvcc/nvidia/cu13/bin/ptxas}"
+    if [[ ! -x "$ptxas" ]]; then
+        # As scripts/ptxas-check.sh installs it.
+        python3 -m pip install --quiet --disable-pip-version-check --target .tools/nvcc \
+            "nvidia-cuda-nvcc==13.0.88"
+    fi
+    ptx="$out_dir/kernels_sm90a.ptx"
+    name=$(python3 -c 'import sys, zlib; d = open(sys.argv[1], "rb").read(); print("%08x-%d-sm_90.cubin" % (zlib.crc32(d), len(d)))' "$ptx")
+    mkdir -p .carry/cubin
+    "$ptxas" -arch=sm_90a "$ptx" -o ".carry/cubin/$name"
+    echo "staged cubin/$name"
+fi
+strip .carry/sgemm-ladder .carry/example-* .carry/test-* 2>/dev/null || true
+# The binaries are mostly embedded PTX: xz makes them fit the 64 MiB a device call carries.
+(cd .carry && tar cf - -- * | xz -T0 -6 > ../target/carry-bundle.tar.xz && rm -rf -- * && mv ../target/carry-bundle.tar.xz bundle.tar.xz)
+# The PTX modules the binaries embed, to name in the results.
 (cd "$out_dir" && sha256sum kernels_sm80.ptx kernels_sm90a.ptx) | tee .carry/ptx.sha256
 du -sh .carry

@@ -593,14 +593,15 @@ pub fn decode_units(w: &FastWeights, m: usize, m_tiles: u32) -> usize {
 /// Blocks of the decode kernel on `path` when none are asked for. Decode: with at least one
 /// output tile per SM, one block per tile: no tile is shared, so no block pays for the
 /// workspace (at 16 rows, sharing every tile between two blocks measured 15% slower than a
-/// whole tile per block). With fewer tiles, each tile is split between as many blocks as there
-/// are whole SMs for it (`⌊SMs / tiles⌋`), one block per SM: at the 56 tiles of 4096 × 14336 on
-/// the H100 that is 112 blocks, which measured 24.6 µs at m = 16 where 264 blocks (two per SM,
-/// tiles split wherever the equal shares fall) took 28.2 and 132 took 25.9; every hand-over
-/// stalls its block's pipeline, so fewer splits win over the last SMs. Batched decode (one block
-/// per tile past 132 tiles measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on
-/// the H100, and this way no launch has more blocks than fit at once): as many blocks as fit at
-/// a time (one per SM), each taking an equal share of the units, but no more than the units.
+/// whole tile per block). With fewer tiles, each tile is split between as many blocks as fit on
+/// whole SMs for it: `⌊2·SMs / tiles⌋` (two blocks per SM) up to 4 rows, `⌊SMs / tiles⌋` (one)
+/// past that, where each hand-over adds more rows into the workspace. On the H100 at 4096 ×
+/// 14336 (56 tiles) that is 224 blocks for m ≤ 4 (22.2 µs at m = 1, against 23.4 with 112) and
+/// 112 for m = 16 (24.4 µs, against 25.1 with 224 and 28.2 with 264 splitting tiles wherever the
+/// equal shares fall); at 14336 × 4096 (16 tiles) 256 and 128. Batched decode (one block per
+/// tile past 132 tiles measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on the
+/// H100, and this way no launch has more blocks than fit at once): as many blocks as fit at a
+/// time (one per SM), each taking an equal share of the units, but no more than the units.
 /// Refused as [`FastWeights::decode_kernel`] refuses.
 pub fn default_blocks(
     gpu: &Runtime,
@@ -612,14 +613,32 @@ pub fn default_blocks(
     let m_tiles = w.decode_kernel(gpu, path, m, activation)?.m_tiles;
     let tiles = row_tiles(m, m_tiles) * w.column_blocks();
     let sms = gpu.info().sm_count;
-    Ok(decode_blocks(path, tiles, sms, decode_units(w, m, m_tiles)))
+    Ok(decode_blocks(
+        path,
+        m,
+        tiles,
+        sms,
+        decode_units(w, m, m_tiles),
+    ))
 }
 
-/// [`default_blocks`]'s rule, for `tiles` output tiles of `units` units on `sms` SMs.
-fn decode_blocks(path: Path, tiles: usize, sms: usize, units: usize) -> usize {
+/// Rows up to which the decode kernel splits a tile between two blocks per SM rather than one
+/// when there are fewer tiles than SMs ([`default_blocks`]).
+const TWO_BLOCK_SPLIT_MAX_ROWS: usize = 4;
+
+/// [`default_blocks`]'s rule, for m `rows` in `tiles` output tiles of `units` units on `sms`
+/// SMs.
+fn decode_blocks(path: Path, rows: usize, tiles: usize, sms: usize, units: usize) -> usize {
     match path {
         Path::Decode if tiles >= sms => tiles,
-        Path::Decode => (tiles * (sms / tiles)).min(units),
+        Path::Decode => {
+            let per_sm = if rows <= TWO_BLOCK_SPLIT_MAX_ROWS {
+                path.blocks_per_sm()
+            } else {
+                1
+            };
+            (tiles * (per_sm * sms / tiles)).min(units)
+        }
         _ => (path.blocks_per_sm() * sms).min(units),
     }
 }
@@ -987,16 +1006,20 @@ mod tests {
 
     #[test]
     fn decode_splits_tiles_only_between_whole_sms() {
-        // 8192 × 57344 on 132 SMs: 224 tiles, one block each.
-        assert_eq!(decode_blocks(Path::Decode, 224, 132, 224 * 64), 224);
-        // 4096 × 14336: 56 tiles, two blocks each; 14336 × 4096: 16 tiles, eight each.
-        assert_eq!(decode_blocks(Path::Decode, 56, 132, 56 * 32), 112);
-        assert_eq!(decode_blocks(Path::Decode, 16, 132, 16 * 112), 128);
+        // 8192 × 57344 on 132 SMs: 224 tiles, one block each, whatever m.
+        assert_eq!(decode_blocks(Path::Decode, 1, 224, 132, 224 * 64), 224);
+        assert_eq!(decode_blocks(Path::Decode, 16, 224, 132, 224 * 64), 224);
+        // 4096 × 14336 (56 tiles) and 14336 × 4096 (16): two blocks per SM up to 4 rows...
+        assert_eq!(decode_blocks(Path::Decode, 1, 56, 132, 56 * 32), 224);
+        assert_eq!(decode_blocks(Path::Decode, 4, 16, 132, 16 * 112), 256);
+        // ...one past that.
+        assert_eq!(decode_blocks(Path::Decode, 5, 56, 132, 56 * 32), 112);
+        assert_eq!(decode_blocks(Path::Decode, 16, 16, 132, 16 * 112), 128);
         // Never more blocks than units: one tile of two chunks.
-        assert_eq!(decode_blocks(Path::Decode, 1, 132, 2), 2);
+        assert_eq!(decode_blocks(Path::Decode, 1, 1, 132, 2), 2);
         // Batched decode: one block per SM, at most one per unit.
-        assert_eq!(decode_blocks(Path::Batched, 56, 132, 56 * 64), 132);
-        assert_eq!(decode_blocks(Path::Batched, 1, 132, 64), 64);
+        assert_eq!(decode_blocks(Path::Batched, 64, 56, 132, 56 * 64), 132);
+        assert_eq!(decode_blocks(Path::Batched, 64, 1, 132, 64), 64);
     }
 
     #[test]

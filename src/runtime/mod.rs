@@ -6,6 +6,7 @@
 //! builds on machines with no CUDA at all, and [`Runtime::open`] turns a missing driver or
 //! device into a [`GemmError`] instead of a panic.
 
+pub mod prebuilt;
 pub mod tensor_map;
 pub mod transpose;
 
@@ -108,9 +109,17 @@ impl Runtime {
     pub fn with_ptx(stream: Arc<CudaStream>, ptx: &str) -> Result<Self, GemmError> {
         let context = stream.context().clone();
         let info = device_info(&context)?;
-        let module = context
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|e| GemmError::module_load(ptx, &info, e))?;
+        // A prebuilt cubin of this very PTX where one is given (`prebuilt`), else the PTX,
+        // which the driver compiles for the device.
+        let prebuilt = prebuilt::find(ptx, info.compute_capability)
+            .and_then(|path| std::fs::read(path).ok())
+            .and_then(|image| context.load_module(Ptx::from_binary(image)).ok());
+        let module = match prebuilt {
+            Some(module) => module,
+            None => context
+                .load_module(Ptx::from_src(ptx))
+                .map_err(|e| GemmError::module_load(ptx, &info, e))?,
+        };
         Ok(Runtime {
             context,
             stream,
