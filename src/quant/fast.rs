@@ -590,19 +590,24 @@ pub fn decode_units(w: &FastWeights, m: usize, m_tiles: u32) -> usize {
     row_tiles(m, m_tiles) * w.column_blocks() * w.k_chunks()
 }
 
-/// Blocks of the decode kernel on `path` when none are asked for. Decode: with at least one
-/// output tile per SM, one block per tile: no tile is shared, so no block pays for the
-/// workspace (at 16 rows, sharing every tile between two blocks measured 15% slower than a
-/// whole tile per block). With fewer tiles, each tile is split between as many blocks as fit on
-/// whole SMs for it: `⌊2·SMs / tiles⌋` (two blocks per SM) up to 4 rows, `⌊SMs / tiles⌋` (one)
-/// past that, where each hand-over adds more rows into the workspace. On the H100 at 4096 ×
-/// 14336 (56 tiles) that is 224 blocks for m ≤ 4 (22.2 µs at m = 1, against 23.4 with 112) and
-/// 112 for m = 16 (24.4 µs, against 25.1 with 224 and 28.2 with 264 splitting tiles wherever the
-/// equal shares fall); at 14336 × 4096 (16 tiles) 256 and 128. Batched decode (one block per
-/// tile past 132 tiles measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on the
-/// H100, and this way no launch has more blocks than fit at once): as many blocks as fit at a
-/// time (one per SM), each taking an equal share of the units, but no more than the units.
-/// Refused as [`FastWeights::decode_kernel`] refuses.
+/// Blocks of the decode kernel on `path` when none are asked for.
+///
+/// With fewer output tiles than SMs, on both paths, each tile is split between as many blocks
+/// as fit on whole SMs for it, so that every split falls on a tile boundary: `⌊b·SMs / tiles⌋`
+/// blocks per tile, with `b` blocks per SM. Every hand-over stalls its block's pipeline and adds
+/// m rows into the workspace, so a tile split at equal shares of the whole grid's units costs
+/// more than the SMs it leaves idle. Decode takes two blocks per SM up to 4 rows and one past
+/// that. On the H100 at 4096 × 14336 (56 tiles): decode 224 blocks for m ≤ 4 (22.2 µs at m = 1,
+/// against 23.4 with 112) and 112 for m = 16 (24.4 µs, against 25.1 with 224 and 28.2 with 264
+/// split wherever the equal shares fell); batched decode 112 (40.3 µs at m = 64, against 45.2
+/// with 132), and at 14336 × 4096 (16 tiles) 128 (41.0 against 50.9 µs).
+///
+/// With at least one tile per SM, decode takes one block per tile: no tile is shared, so no
+/// block pays for the workspace (at 16 rows, sharing every tile between two blocks measured
+/// 15% slower than a whole tile per block). Batched decode takes one block per SM (one block
+/// per tile measured the same there, 355 against 357 µs at 256 × 28672 × 8192 on the H100, and
+/// this way no launch has more blocks than fit at once), each taking an equal share of the
+/// units. Never more blocks than units. Refused as [`FastWeights::decode_kernel`] refuses.
 pub fn default_blocks(
     gpu: &Runtime,
     w: &FastWeights,
@@ -629,18 +634,16 @@ const TWO_BLOCK_SPLIT_MAX_ROWS: usize = 4;
 /// [`default_blocks`]'s rule, for m `rows` in `tiles` output tiles of `units` units on `sms`
 /// SMs.
 fn decode_blocks(path: Path, rows: usize, tiles: usize, sms: usize, units: usize) -> usize {
-    match path {
-        Path::Decode if tiles >= sms => tiles,
-        Path::Decode => {
-            let per_sm = if rows <= TWO_BLOCK_SPLIT_MAX_ROWS {
-                path.blocks_per_sm()
-            } else {
-                1
-            };
-            (tiles * (per_sm * sms / tiles)).min(units)
-        }
-        _ => (path.blocks_per_sm() * sms).min(units),
-    }
+    let per_sm = match path {
+        Path::Decode if rows > TWO_BLOCK_SPLIT_MAX_ROWS => 1,
+        _ => path.blocks_per_sm(),
+    };
+    let blocks = match path {
+        _ if tiles < sms => tiles * (per_sm * sms / tiles),
+        Path::Decode => tiles,
+        _ => per_sm * sms,
+    };
+    blocks.min(units)
 }
 
 /// Queues the decode kernel of `path` (`Decode`, or `Batched` for 64-row blocks): `c (m×n T)
@@ -1017,8 +1020,12 @@ mod tests {
         assert_eq!(decode_blocks(Path::Decode, 16, 16, 132, 16 * 112), 128);
         // Never more blocks than units: one tile of two chunks.
         assert_eq!(decode_blocks(Path::Decode, 1, 1, 132, 2), 2);
-        // Batched decode: one block per SM, at most one per unit.
-        assert_eq!(decode_blocks(Path::Batched, 64, 56, 132, 56 * 64), 132);
+        // Batched decode: fewer tiles than SMs split on tile boundaries, one block per SM...
+        assert_eq!(decode_blocks(Path::Batched, 64, 56, 132, 56 * 32), 112);
+        assert_eq!(decode_blocks(Path::Batched, 64, 16, 132, 16 * 112), 128);
+        assert_eq!(decode_blocks(Path::Batched, 64, 112, 132, 112 * 64), 112);
+        // ...more tiles than SMs in equal shares, one block per SM, at most one per unit.
+        assert_eq!(decode_blocks(Path::Batched, 128, 224, 132, 224 * 64), 132);
         assert_eq!(decode_blocks(Path::Batched, 64, 1, 132, 64), 64);
     }
 
