@@ -336,6 +336,15 @@ pub enum GemmError {
         /// The name given.
         name: String,
     },
+    /// Work that cannot be recorded into a CUDA graph, refused before anything was queued
+    /// ([`crate::Gemm::capture`] and calls made while a capture is in progress): an allocation
+    /// or upload the call would make on first use (prepare it before capturing), a stream or
+    /// setting stream capture cannot work with, or a call from another thread.
+    #[error("cannot capture into a CUDA graph: {what}")]
+    CaptureUnsupported {
+        /// What would have broken the capture, and how to prepare for it.
+        what: String,
+    },
     /// The GPU reported a failure while running the stream's work: a kernel faulted (for
     /// example on an invalid address). CUDA makes such faults sticky: the context cannot be used
     /// again, and every later call on it fails.

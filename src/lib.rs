@@ -23,7 +23,8 @@
 //! ```
 //!
 //! The modules, by concern:
-//! - [`api`]: the public API ([`Gemm`], [`MatmulDesc`], [`Epilogue`]) and its dispatch.
+//! - [`api`]: the public API ([`Gemm`], [`MatmulDesc`], [`Epilogue`], [`QuantizedWeights`],
+//!   [`GemmGraph`]) and its dispatch.
 //! - [`runtime`]: the kernels' module, launches, device memory and events (no cuBLAS).
 //! - [`ladder`]: the table of rungs (one per kernel of the teaching ladder) and their launches.
 //! - [`quant`]: low-bit weight formats, the pre-packed layout and the dequant kernels.
@@ -51,6 +52,7 @@ pub use api::Gemm;
 pub use api::desc::{Activation, BLayout, Epilogue, MatmulDesc};
 pub use api::dispatch::Plan;
 pub use api::element::{DType, GemmElement};
+pub use api::graph::GemmGraph;
 pub use api::quantized::{Group, QuantizedActivation, QuantizedWeights};
 pub use error::GemmError;
 pub use ladder::rungs::{RUNGS, Rung};

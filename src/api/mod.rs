@@ -21,6 +21,7 @@
 pub mod desc;
 pub mod dispatch;
 pub mod element;
+pub mod graph;
 pub mod problem;
 pub mod quantized;
 
@@ -37,9 +38,10 @@ use dispatch::KernelSpec;
 use dispatch::{DeviceCaps, Plan};
 use element::{DType, GemmElement};
 use gemm_geometry::GemmArgs;
+use graph::{Call, CaptureState};
 use problem::{Buffers, Problem, Request};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// The library kernels' argument block, as a kernel parameter.
 #[repr(transparent)]
@@ -58,14 +60,20 @@ unsafe impl DeviceRepr for KernelArgs {}
 pub struct Gemm {
     runtime: Runtime,
     caps: DeviceCaps,
-    /// TMA tensor maps already on the device, by what they describe.
-    tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
-    /// The entry point of the last kernel queued, which a fault found later names.
-    last_kernel: Mutex<Option<&'static str>>,
+    /// TMA tensor maps already on the device, by what they describe (shared with the CUDA
+    /// graphs that captured a kernel reading them).
+    tensor_maps: Mutex<HashMap<TensorMapKey, Arc<CudaSlice<u8>>>>,
+    /// The entry point of the last kernel queued, which a fault found later names (shared with
+    /// the graphs captured from this `Gemm`, whose launches set it).
+    last_kernel: Arc<Mutex<Option<&'static str>>>,
     /// The split-K workspace (fp32), grown to the largest split so far. Every call goes to
     /// the one stream, in order, so one workspace serves them all; the lock is held from
-    /// choosing it to queueing the reduction that last reads it.
-    workspace: Mutex<Option<CudaSlice<f32>>>,
+    /// choosing it to queueing the reduction that last reads it. A graph that captured a split
+    /// keeps the workspace it used.
+    workspace: Mutex<Option<Arc<CudaSlice<f32>>>>,
+    /// The capture in progress on the stream ([`Gemm::capture`]), if any. Every call holds it
+    /// for reading from start to end, so a capture begins and ends between calls.
+    capture: RwLock<Option<CaptureState>>,
 }
 
 /// What a TMA kernel's pair of tensor maps describes: element type, B layout, and each map's
@@ -99,8 +107,9 @@ impl Gemm {
             runtime,
             caps,
             tensor_maps: Mutex::new(HashMap::new()),
-            last_kernel: Mutex::new(None),
+            last_kernel: Arc::new(Mutex::new(None)),
             workspace: Mutex::new(None),
+            capture: RwLock::new(None),
         }
     }
 
@@ -126,8 +135,17 @@ impl Gemm {
 
     /// Waits until everything queued on the stream has run. Kernels run asynchronously, so a
     /// kernel that faults (an invalid address, say, from an `unsafe` view) is seen here, as
-    /// [`GemmError::KernelFault`] naming the last kernel this `Gemm` queued.
+    /// [`GemmError::KernelFault`] naming the last kernel this `Gemm` queued. Refused with
+    /// [`GemmError::CaptureUnsupported`] while the stream is being captured ([`Gemm::capture`]):
+    /// the captured work has not run, and CUDA forbids waiting for a capturing stream.
     pub fn synchronize(&self) -> Result<(), GemmError> {
+        if self.is_capturing() {
+            return Err(GemmError::CaptureUnsupported {
+                what: "synchronizing the stream while it is being captured (nothing captured \
+                       has run: launch the graph, then synchronize)"
+                    .into(),
+            });
+        }
         self.stream()
             .synchronize()
             .map_err(|source| GemmError::KernelFault {
@@ -193,8 +211,25 @@ impl Gemm {
     ///
     /// The buffers may be [`cudarc::driver::CudaSlice`]s or views into larger buffers
     /// (`slice(..)`, `slice_mut(..)`), at least as long as the description needs.
+    ///
+    /// Capturable ([`Gemm::capture`]) once the same call has run eagerly on the same buffers:
+    /// that makes the split-K workspace, the TMA descriptors and the transposed copy of B it
+    /// may need, which a captured call refuses to make ([`GemmError::CaptureUnsupported`]).
     pub fn matmul<T: GemmElement>(
         &self,
+        a: &impl DevicePtr<T>,
+        b: &impl DevicePtr<T>,
+        c: &mut impl DevicePtrMut<T>,
+        desc: &MatmulDesc<'_, T>,
+    ) -> Result<(), GemmError> {
+        let call = self.begin_call()?;
+        self.matmul_in(&call, a, b, c, desc)
+    }
+
+    /// [`Gemm::matmul`] within `call` (begun by the caller, which may queue more in it).
+    pub(crate) fn matmul_in<T: GemmElement>(
+        &self,
+        call: &Call<'_>,
         a: &impl DevicePtr<T>,
         b: &impl DevicePtr<T>,
         c: &mut impl DevicePtrMut<T>,
@@ -219,7 +254,7 @@ impl Gemm {
             },
         )?;
         let plan = dispatch::choose_split(&self.caps, &problem, desc.kernel, desc.split_k)?;
-        self.launch(&plan, &problem)
+        self.launch(call, &plan, &problem)
     }
 
     /// Checks the description, the buffers' device and their extents.
@@ -255,8 +290,9 @@ impl Gemm {
         problem::validate(&request, buffers)
     }
 
-    /// Launches `plan` for `problem`.
-    fn launch(&self, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
+    /// Launches `plan` for `problem`, keeping the library buffers it uses for a graph if
+    /// `call` is being captured.
+    fn launch(&self, call: &Call<'_>, plan: &Plan, problem: &Problem) -> Result<(), GemmError> {
         let spec = plan.kernel;
         // A kernel that reads B in the other layout (v19 on B `[k, n]`, `v13_m64_via_kn` on
         // B `[n, k]`): queue B's transposed copy first and let the kernel read that. `copy`
@@ -266,14 +302,16 @@ impl Gemm {
             // SAFETY: validation checked that B holds every element of `source` (it is B's
             // own description), in this context; the copy is queued on the call's stream
             // before anything of this call writes (C overlaps no input).
-            Some(unsafe { self.runtime.transposed_copy(&source) }?)
+            let copy = unsafe { self.runtime.transposed_copy(&source) }?;
+            call.pin(copy.buffer());
+            Some(copy)
         } else {
             None
         };
         let copy_address = copy.as_ref().map_or(0, |copy| copy.address);
         let problem = &dispatch::kernel_problem(spec, problem, copy_address);
         let maps = if spec.tensor_maps {
-            self.tensor_maps(spec, problem)?
+            self.tensor_maps(call, spec, problem)?
         } else {
             0
         };
@@ -287,6 +325,7 @@ impl Gemm {
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
             args.workspace = self.workspace(&mut held, plan, problem)?;
+            call.pin(held.clone().expect("workspace allocated above"));
             args.splits = plan.splits;
             args.k_chunk = plan.k_chunk;
             Some(held)
@@ -351,21 +390,28 @@ impl Gemm {
     /// growing `held` (the `Gemm`'s, locked by the caller) when it is shorter.
     fn workspace(
         &self,
-        held: &mut Option<CudaSlice<f32>>,
+        held: &mut Option<Arc<CudaSlice<f32>>>,
         plan: &Plan,
         problem: &Problem,
     ) -> Result<u64, GemmError> {
         let needed = plan.splits as usize * problem.batch * problem.m * problem.n;
         if held.as_ref().is_none_or(|w| w.len() < needed) {
-            // The old one is freed in stream order, after the kernels that used it.
+            self.runtime.refuse_in_capture(|| {
+                format!(
+                    "growing the split-K workspace to {needed} fp32 values ({} splits)",
+                    plan.splits
+                )
+            })?;
+            // The old one is freed in stream order, after the kernels that used it (or, if a
+            // CUDA graph captured a split into it, when that graph is dropped).
             *held = None;
             // SAFETY: every element the split kernel's reduction reads, the split kernel
             // writes first.
             let fresh = unsafe { self.runtime.stream().alloc::<f32>(needed) }
                 .map_err(|e| GemmError::cuda("allocating the split-K workspace", e))?;
-            *held = Some(fresh);
+            *held = Some(Arc::new(fresh));
         }
-        let workspace = held.as_ref().expect("allocated above");
+        let workspace = held.as_deref().expect("allocated above");
         Ok(self.runtime.address(workspace))
     }
 }
@@ -373,7 +419,12 @@ impl Gemm {
 impl Gemm {
     /// The device address of the tensor maps (A's, then B's, 128 bytes each) a TMA kernel reads
     /// for `problem`, encoded and uploaded on first use.
-    fn tensor_maps(&self, spec: &KernelSpec, problem: &Problem) -> Result<u64, GemmError> {
+    fn tensor_maps(
+        &self,
+        call: &Call<'_>,
+        spec: &KernelSpec,
+        problem: &Problem,
+    ) -> Result<u64, GemmError> {
         let views = dispatch::tensor_map_views(problem).map_err(|e| GemmError::KernelRefused {
             kernel: spec.name,
             reason: e.to_string(),
@@ -384,8 +435,17 @@ impl Gemm {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(maps) = cache.get(&key) {
+            call.pin(maps.clone());
             return Ok(self.runtime.address(maps));
         }
+        // New maps are uploaded from host memory, which a capture cannot record.
+        self.runtime.refuse_in_capture(|| {
+            format!(
+                "uploading the TMA descriptors of {} for these buffers (TMA descriptors hold the \
+                 buffers' addresses and shapes)",
+                spec.name
+            )
+        })?;
         let element = dispatch::map_element(problem.dtype);
         let mut bytes = Vec::with_capacity(256);
         for (view, [cols, rows]) in views {
@@ -403,7 +463,7 @@ impl Gemm {
         if cache.len() >= TENSOR_MAP_CACHE {
             cache.clear();
         }
-        let maps = self.runtime.upload_raw(&bytes)?;
+        let maps = Arc::new(self.runtime.upload_raw(&bytes)?);
         let address = self.runtime.address(&maps);
         cache.insert(key, maps);
         Ok(address)

@@ -10,7 +10,7 @@ use crate::quant::fast::{self, ActivationElement, FastWeights, Path, Scratch, ch
 use crate::quant::format::{WeightFormat, quantize};
 use crate::quant::prepack::{Prepacked, check_group};
 use cudarc::driver::{DevicePtr, DevicePtrMut, sys::CUcontext};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// An activation type [`QuantizedWeights::matmul`] takes: [`half::f16`] or [`half::bf16`]
 /// (sealed). The output has the activations' type; both accumulate in fp32.
@@ -51,7 +51,8 @@ pub enum Group {
 /// # }
 /// ```
 pub struct QuantizedWeights {
-    weights: FastWeights,
+    /// Shared with the CUDA graphs that captured a product with them.
+    weights: Arc<FastWeights>,
     scratch: Mutex<Scratch>,
     context: CUcontext,
 }
@@ -129,7 +130,7 @@ impl QuantizedWeights {
         let packed = Prepacked::new(&quantized)?;
         let runtime = gemm.runtime();
         Ok(QuantizedWeights {
-            weights: FastWeights::upload(runtime, &packed)?,
+            weights: Arc::new(FastWeights::upload(runtime, &packed)?),
             scratch: Mutex::new(Scratch::default()),
             context: runtime.context().cu_ctx(),
         })
@@ -168,6 +169,14 @@ impl QuantizedWeights {
     /// exponents), fp16 activations see `fp16(value · scale)` and bf16 ones
     /// `bf16(value · bf16(scale))` (fp16 weights: `bf16(w)`); see
     /// [`fast::weight_rounding`].
+    ///
+    /// Capturable into a CUDA graph ([`Gemm::capture`]) once its scratch exists: after
+    /// [`QuantizedWeights::reserve`] for decode and batched decode, after the same call has run
+    /// eagerly (same buffers) for prefill, whose GEMM makes TMA descriptors and a split-K
+    /// workspace for the buffers it is given. Anything missing is refused under capture with
+    /// [`GemmError::CaptureUnsupported`]. Replays are exact repeats: the decode kernels leave
+    /// their workspace and counters zeroed after each use, and the prefill path expands the
+    /// weights again on each run.
     pub fn matmul<T: QuantizedActivation>(
         &self,
         gemm: &Gemm,
@@ -175,10 +184,9 @@ impl QuantizedWeights {
         y: &mut impl DevicePtrMut<T>,
         m: usize,
     ) -> Result<(), GemmError> {
+        let call = gemm.begin_call()?;
         let runtime = gemm.runtime();
-        if runtime.context().cu_ctx() != self.context {
-            return Err(GemmError::WrongContext { operand: "weights" });
-        }
+        self.check_context(gemm)?;
         for (operand, stream) in [("x", x.stream()), ("y", y.stream())] {
             if stream.context().cu_ctx() != self.context {
                 return Err(GemmError::WrongContext { operand });
@@ -195,15 +203,62 @@ impl QuantizedWeights {
                 fast::launch_decode(runtime, path, x, &self.weights, y, m, None, &mut scratch)?;
                 let kernel = self.weights.decode_kernel(runtime, path, m, T::TYPE)?;
                 gemm.queued(kernel.entry);
-                Ok(())
             }
             // The expanded weights go through the library's own dispatch (TMA + wgmma where
             // the device and the shape allow it), which also takes x and y as they come.
             Path::Prefill => {
                 let expanded = fast::expand::<T>(runtime, &self.weights, &mut scratch)?;
                 gemm.queued(self.weights.expand_entry(T::TYPE));
-                gemm.matmul(x, &expanded, y, &MatmulDesc::new(m, n, k))
+                gemm.matmul_in(&call, x, &expanded, y, &MatmulDesc::new(m, n, k))?;
             }
         }
+        // A graph being captured keeps what it read: the packed weights and the scratch.
+        call.pin(self.weights.clone());
+        for held in scratch.held() {
+            call.pin(held);
+        }
+        Ok(())
+    }
+
+    /// Allocates the scratch buffers of every product with up to `max_m` rows (fp16 or bf16
+    /// activations) on the paths [`QuantizedWeights::path`] chooses, and loads their kernels,
+    /// so that such products allocate nothing when they run: what capturing them into a CUDA
+    /// graph ([`Gemm::capture`]) needs. For decode and batched decode (m ≤
+    /// [`fast::BATCHED_MAX_M`]) that is everything, provided `x` starts on a 16-byte boundary
+    /// and `y` on a 4-byte one (as cudarc's allocations do; views at other offsets need a
+    /// padded or staged copy, which the first eager call with them makes). For prefill it is
+    /// the expansion buffer; the GEMM after it makes its own state for the buffers it is given,
+    /// so run a prefill product once eagerly before capturing it. The buffers are kept (and
+    /// only grow) until the weights are dropped. Refused while `gemm`'s stream is being
+    /// captured.
+    ///
+    /// ```no_run
+    /// use rust_gemm::{Gemm, Group, QuantizedWeights, WeightFormat};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let ctx = cudarc::driver::CudaContext::new(0)?;
+    /// let gemm = Gemm::new(ctx.per_thread_stream())?;
+    /// let (k, n) = (4096, 14336);
+    /// let w = vec![0.01f32; k * n];
+    /// let qw = QuantizedWeights::quantize(&gemm, &w, k, n, WeightFormat::Unsigned(4), Group::Rows(128))?;
+    /// qw.reserve(&gemm, 16)?; // decode at any m ≤ 16 now captures without a warm-up call
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn reserve(&self, gemm: &Gemm, max_m: usize) -> Result<(), GemmError> {
+        let _call = gemm.begin_call()?;
+        self.check_context(gemm)?;
+        let mut scratch = self
+            .scratch
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        fast::reserve(gemm.runtime(), &self.weights, &mut scratch, max_m)
+    }
+
+    /// Refuses a `gemm` of another context than the weights'.
+    fn check_context(&self, gemm: &Gemm) -> Result<(), GemmError> {
+        if gemm.runtime().context().cu_ctx() != self.context {
+            return Err(GemmError::WrongContext { operand: "weights" });
+        }
+        Ok(())
     }
 }

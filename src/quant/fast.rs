@@ -11,6 +11,7 @@
 //! prefill expands to bf16 and runs the library's bf16 GEMM ([`crate::Gemm::matmul`]: the
 //! ladder's v18 and v15 are fp16 only).
 
+use crate::api::graph::{Held, Pinned};
 use crate::element::Element;
 use crate::quant::format::{WeightFormat, WeightRounding};
 use crate::quant::prepack::{BLOCK_COLUMNS, Decoder, Prepacked, chunk_k};
@@ -22,6 +23,7 @@ use cudarc::driver::{
 use gemm_geometry::dequant;
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 
 /// Largest m the decode kernel is chosen for by default; above it, batched decode.
 pub const DECODE_MAX_M: usize = 16;
@@ -525,37 +527,162 @@ impl FastWeights {
     }
 }
 
-/// Buffers a fast launch needs besides its inputs, kept between calls: A padded to whole
-/// chunks, the split-K workspace and counters (zero between calls: the last block of each tile
-/// zeroes them), the expanded weights of the prefill path (fp16 or bf16 bits), and the
-/// library [`Gemm`] that multiplies bf16 expansions.
+/// The packed weights, codes, scales and offsets alike, were uploaded on one stream.
+impl Held for FastWeights {
+    fn stream(&self) -> &std::sync::Arc<cudarc::driver::CudaStream> {
+        cudarc::driver::DeviceSlice::stream(&self.weights)
+    }
+}
+
+/// Buffers a fast launch needs besides its inputs, kept between calls and grown when a call
+/// needs more: A padded to whole chunks, the split-K workspace and counters (zero between
+/// calls: the last block of each tile zeroes what it used, so a longer buffer than a call needs
+/// stays zero too), the expanded weights of the prefill path (fp16 or bf16 bits), and the
+/// library [`Gemm`] that multiplies bf16 expansions. Each buffer is shared with the CUDA graphs
+/// that captured a launch using it ([`Scratch::held`]), which keep it when it is replaced.
 #[derive(Default)]
 pub struct Scratch {
-    padded_a: Option<CudaSlice<u16>>,
+    padded_a: Option<Arc<CudaSlice<u16>>>,
     /// C for the decode kernel when the caller's C is not 4-byte aligned (its paired stores).
-    staged_c: Option<CudaSlice<u16>>,
-    workspace: Option<CudaSlice<f32>>,
-    counters: Option<CudaSlice<u32>>,
-    expanded: Option<CudaSlice<u16>>,
+    staged_c: Option<Arc<CudaSlice<u16>>>,
+    workspace: Option<Arc<CudaSlice<f32>>>,
+    counters: Option<Arc<CudaSlice<u32>>>,
+    expanded: Option<Arc<CudaSlice<u16>>>,
     prefill_gemm: Option<Gemm>,
 }
 
-/// Reuses `slot` if it holds exactly `len` elements, else allocates it zeroed.
+impl Scratch {
+    /// Every device buffer the scratch holds now, for a captured graph to keep.
+    pub(crate) fn held(&self) -> Vec<Pinned> {
+        let mut held: Vec<Pinned> = Vec::new();
+        for slot in [&self.padded_a, &self.staged_c, &self.expanded] {
+            held.extend(slot.iter().map(|b| b.clone() as Pinned));
+        }
+        held.extend(self.workspace.iter().map(|b| b.clone() as Pinned));
+        held.extend(self.counters.iter().map(|b| b.clone() as Pinned));
+        held
+    }
+}
+
+/// Elements of each scratch buffer that a decode-kernel launch of `m` rows with `m_tiles` m16
+/// tiles per block needs (`padded_a`: 0 unless A must be padded or realigned).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeScratch {
+    /// The padded copy of A: `m × k_pad`.
+    pub padded_a: usize,
+    /// The split-K workspace: `m × n_pad` fp32 sums.
+    pub workspace: usize,
+    /// One arrival counter per output tile.
+    pub counters: usize,
+}
+
+impl DecodeScratch {
+    /// What a launch of `m` rows needs for `w` (padding A if `pad_a`).
+    pub fn for_launch(w: &FastWeights, m: usize, m_tiles: u32, pad_a: bool) -> DecodeScratch {
+        DecodeScratch {
+            padded_a: if pad_a { m * w.k_pad } else { 0 },
+            workspace: m * w.n_pad,
+            counters: w.column_blocks() * row_tiles(m, m_tiles),
+        }
+    }
+
+    /// Each buffer as large as the larger of the two needs.
+    pub fn max(self, other: DecodeScratch) -> DecodeScratch {
+        DecodeScratch {
+            padded_a: self.padded_a.max(other.padded_a),
+            workspace: self.workspace.max(other.workspace),
+            counters: self.counters.max(other.counters),
+        }
+    }
+}
+
+/// Reuses `slot` if it holds at least `len` elements, else allocates it zeroed (`what` names
+/// it, for the refusal when the stream is being captured, which cannot record an allocation).
 fn zeroed<'a, T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     gpu: &Runtime,
-    slot: &'a mut Option<CudaSlice<T>>,
+    slot: &'a mut Option<Arc<CudaSlice<T>>>,
     len: usize,
-) -> Result<&'a mut CudaSlice<T>, GemmError> {
-    if slot.as_ref().is_none_or(|s| s.len() != len) {
+    what: &str,
+) -> Result<&'a mut Arc<CudaSlice<T>>, GemmError> {
+    if slot.as_ref().is_none_or(|s| s.len() < len) {
+        gpu.refuse_in_capture(|| format!("allocating {what} ({len} elements)"))?;
+        // The old buffer is freed in stream order, after the kernels that used it (or, if a
+        // CUDA graph captured a launch using it, when that graph is dropped).
         *slot = None;
         gpu.ensure_room_for(len * std::mem::size_of::<T>())?;
-        *slot = Some(
-            gpu.stream()
-                .alloc_zeros::<T>(len)
-                .map_err(|e| GemmError::cuda("allocating dequant scratch", e))?,
-        );
+        *slot =
+            Some(Arc::new(gpu.stream().alloc_zeros::<T>(len).map_err(
+                |e| GemmError::cuda(format!("allocating {what}"), e),
+            )?));
     }
     Ok(slot.as_mut().expect("just filled"))
+}
+
+/// Allocates ahead `scratch`'s buffers for every product of `w` with up to `max_m` rows (fp16
+/// or bf16 activations) on the path [`Path::for_rows`] chooses for it, and loads the kernels:
+/// after this, such a product allocates nothing, so it can be captured into a CUDA graph. Not
+/// covered: the padded copy of an A whose address is not 16-byte aligned and the staged C of
+/// an output that is not 4-byte aligned (made by the first such call), and the prefill
+/// path's GEMM, whose own state depends on the buffers (see [`crate::Gemm::matmul`]).
+pub fn reserve(
+    gpu: &Runtime,
+    w: &FastWeights,
+    scratch: &mut Scratch,
+    max_m: usize,
+) -> Result<(), GemmError> {
+    GemmShape::new(max_m, w.n, w.k)?;
+    let max_shared = gpu.info().max_shared_per_block;
+    let mut needs = DecodeScratch::default();
+    // The path goes from decode to batched decode to prefill as m grows, and the decode
+    // paths end at BATCHED_MAX_M rows.
+    for m in 1..=max_m.min(BATCHED_MAX_M) {
+        let path = Path::for_rows(m, w.bits(), max_shared);
+        if path == Path::Prefill {
+            break;
+        }
+        for activation in [ActivationType::F16, ActivationType::Bf16] {
+            // A module without this path's kernel for these activations refuses such calls
+            // itself: there is nothing to reserve for them.
+            let Ok(kernel) = w.decode_kernel(gpu, path, m, activation) else {
+                continue;
+            };
+            let pad_a = w.k_pad != w.k;
+            needs = needs.max(DecodeScratch::for_launch(w, m, kernel.m_tiles, pad_a));
+            gpu.kernel(kernel.entry)?;
+        }
+    }
+    if needs.padded_a > 0 {
+        zeroed(
+            gpu,
+            &mut scratch.padded_a,
+            needs.padded_a,
+            "the padded copy of A",
+        )?;
+    }
+    zeroed(
+        gpu,
+        &mut scratch.workspace,
+        needs.workspace,
+        "the decode workspace",
+    )?;
+    zeroed(
+        gpu,
+        &mut scratch.counters,
+        needs.counters,
+        "the decode counters",
+    )?;
+    if Path::for_rows(max_m, w.bits(), max_shared) == Path::Prefill {
+        zeroed(
+            gpu,
+            &mut scratch.expanded,
+            w.k * w.n,
+            "the prefill expansion",
+        )?;
+        for activation in [ActivationType::F16, ActivationType::Bf16] {
+            gpu.kernel(w.expand_entry(activation))?;
+        }
+    }
+    Ok(())
 }
 
 fn check_buffers<T: ActivationElement>(
@@ -719,8 +846,8 @@ pub fn launch_decode_kernel<T: ActivationElement>(
             ),
         });
     }
-    let m_tiles = row_tiles(m, tiles_per_block);
     let units = decode_units(w, m, tiles_per_block);
+    let needs = |pad_a| DecodeScratch::for_launch(w, m, tiles_per_block, pad_a);
     if units > u32::MAX as usize / 2 {
         return Err(GemmError::GridTooLarge {
             rung: "dequant-decode",
@@ -739,7 +866,12 @@ pub fn launch_decode_kernel<T: ActivationElement>(
     let a_ptr = if w.k_pad == w.k && a_address.is_multiple_of(16) {
         a_address
     } else {
-        let padded = gpu.device_address(zeroed(gpu, &mut scratch.padded_a, m * w.k_pad)?);
+        let padded = gpu.device_address(&**zeroed(
+            gpu,
+            &mut scratch.padded_a,
+            needs(true).padded_a,
+            "the padded copy of A (A's rows must span whole chunks of k and start on 16-byte boundaries)",
+        )?);
         for row in 0..m {
             let (src, dst) = (
                 a_address + (row * w.k * 2) as u64,
@@ -754,11 +886,17 @@ pub fn launch_decode_kernel<T: ActivationElement>(
         padded
     };
     // Tiles shared by several blocks meet in the workspace, counted per tile.
-    let workspace = gpu.device_address(zeroed(gpu, &mut scratch.workspace, m * w.n_pad)?);
-    let counters = gpu.device_address(zeroed(
+    let workspace = gpu.device_address(&**zeroed(
+        gpu,
+        &mut scratch.workspace,
+        needs(false).workspace,
+        "the decode workspace",
+    )?);
+    let counters = gpu.device_address(&**zeroed(
         gpu,
         &mut scratch.counters,
-        w.column_blocks() * m_tiles,
+        needs(false).counters,
+        "the decode counters",
     )?);
     let function = gpu.kernel(entry)?;
     let config = LaunchConfig {
@@ -779,7 +917,12 @@ pub fn launch_decode_kernel<T: ActivationElement>(
     let staged = if c_address.is_multiple_of(4) {
         None
     } else {
-        Some(gpu.device_address(zeroed(gpu, &mut scratch.staged_c, m * w.n)?))
+        Some(gpu.device_address(&**zeroed(
+            gpu,
+            &mut scratch.staged_c,
+            m * w.n,
+            "the staged copy of C (C must start on a 4-byte boundary)",
+        )?))
     };
     let out_address = staged.unwrap_or(c_address);
     let mut builder = gpu.stream().launch_builder(&function);
@@ -828,6 +971,22 @@ pub fn launch_expand<T: ActivationElement>(
             actual: out.len(),
         });
     }
+    let (out_address, _out_guard) = out.device_ptr_mut(gpu.stream());
+    // SAFETY: `out` holds the k·n elements of T checked above.
+    unsafe { launch_expand_to(gpu, w, T::TYPE, out_address) }
+}
+
+/// [`launch_expand`] into the device address `out_address`.
+///
+/// # Safety
+/// `out_address` must hold `w.k · w.n` 16-bit elements of this context that nothing else uses
+/// until the kernel has run.
+unsafe fn launch_expand_to(
+    gpu: &Runtime,
+    w: &FastWeights,
+    activation: ActivationType,
+    out_address: u64,
+) -> Result<(), GemmError> {
     if w.k_chunks() as u64 > 65_535 {
         return Err(GemmError::GridTooLarge {
             rung: "dequant-expand",
@@ -836,7 +995,7 @@ pub fn launch_expand<T: ActivationElement>(
             limit: 65_535,
         });
     }
-    let entry = w.expand_entry(T::TYPE);
+    let entry = w.expand_entry(activation);
     let function = gpu.kernel(entry)?;
     let config = LaunchConfig {
         grid_dim: (w.column_blocks() as u32, w.k_chunks() as u32, 1),
@@ -845,7 +1004,6 @@ pub fn launch_expand<T: ActivationElement>(
     };
     let (k32, n32, group) = (w.k as u32, w.n as u32, w.kernel_group as u32);
     let offsets = w.offsets.as_ref().map_or(0, |o| gpu.device_address(o));
-    let (out_address, _out_guard) = out.device_ptr_mut(gpu.stream());
     let mut builder = gpu.stream().launch_builder(&function);
     builder
         .arg(&w.weights)
@@ -902,16 +1060,27 @@ pub fn expand<'s, T: ActivationElement>(
 fn expand_into<'s, T: ActivationElement>(
     gpu: &Runtime,
     w: &FastWeights,
-    slot: &'s mut Option<CudaSlice<u16>>,
+    slot: &'s mut Option<Arc<CudaSlice<u16>>>,
 ) -> Result<CudaView<'s, T>, GemmError> {
     let len = w.k * w.n;
-    let expanded = zeroed(gpu, slot, len)?;
-    {
-        // SAFETY: T is a 16-bit float (ActivationElement), so the buffer's k·n u16 hold k·n
-        // of it, any bits being a valid value of either type.
-        let mut out = unsafe { expanded.transmute_mut::<T>(len) }
-            .expect("the expansion buffer holds k·n 16-bit elements");
-        launch_expand(gpu, w, &mut out)?;
+    let expanded = zeroed(gpu, slot, len, "the prefill expansion of the weights")?;
+    match Arc::get_mut(expanded) {
+        Some(buffer) => {
+            // SAFETY: T is a 16-bit float (ActivationElement), so the buffer's k·n u16 hold
+            // k·n of it, any bits being a valid value of either type.
+            let mut out = unsafe { buffer.transmute_mut::<T>(len) }
+                .expect("the expansion buffer holds k·n 16-bit elements");
+            launch_expand(gpu, w, &mut out)?;
+        }
+        None => {
+            // A CUDA graph holds the buffer too (its replays expand into it): write through its
+            // address. cudarc's event tracking cannot order this write with the graph's
+            // launches either way; they are ordered by the stream.
+            let address = gpu.device_address(&**expanded);
+            // SAFETY: the buffer holds at least k·n 16-bit elements (zeroed above); like the
+            // graph's replays, the expansion is queued on the runtime's stream.
+            unsafe { launch_expand_to(gpu, w, T::TYPE, address) }?;
+        }
     }
     // SAFETY: as above.
     Ok(unsafe { expanded.transmute::<T>(len) }

@@ -12,7 +12,9 @@ pub mod transpose;
 
 use crate::GemmError;
 use crate::element::Element;
-use cudarc::driver::sys::{CUdevice_attribute, CUevent_flags, CUfunction_attribute};
+use cudarc::driver::sys::{
+    CUdevice_attribute, CUevent_flags, CUfunction_attribute, CUstreamCaptureStatus,
+};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr};
 use cudarc::nvrtc::Ptx;
 use std::collections::HashMap;
@@ -48,8 +50,9 @@ pub struct Runtime {
     ptx_target: String,
     /// TMA tensor maps built for the ladder's TMA rungs, by (A, B, shape).
     pub(crate) tensor_maps: Mutex<HashMap<TensorMapKey, CudaSlice<u8>>>,
-    /// The scratch buffer of transposed copies ([`Runtime::transposed_copy`]).
-    scratch: Mutex<Option<CudaSlice<f32>>>,
+    /// The scratch buffer of transposed copies ([`Runtime::transposed_copy`]), shared with
+    /// the CUDA graphs that captured a copy into it.
+    scratch: Mutex<Option<Arc<CudaSlice<f32>>>>,
     info: DeviceInfo,
 }
 
@@ -293,6 +296,34 @@ impl Runtime {
         self.stream
             .synchronize()
             .map_err(|e| GemmError::cuda("waiting for the device", e))
+    }
+
+    /// Whether the stream is being captured into a CUDA graph (by anyone), or its capture was
+    /// invalidated and not yet ended.
+    pub fn capturing(&self) -> Result<bool, GemmError> {
+        let status = self
+            .stream
+            .capture_status()
+            .map_err(|e| GemmError::cuda("asking whether the stream is being captured", e))?;
+        Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+
+    /// Fails with [`GemmError::CaptureUnsupported`] if the stream is being captured: for work
+    /// that allocates or uploads device memory, which a capture cannot record (an allocation
+    /// would become part of the graph, a copy from pageable host memory is refused). `what`
+    /// says what that work is; asked only on such paths, since it costs a driver call.
+    pub(crate) fn refuse_in_capture(&self, what: impl FnOnce() -> String) -> Result<(), GemmError> {
+        if self.capturing()? {
+            return Err(GemmError::CaptureUnsupported {
+                what: format!(
+                    "{} would allocate or upload device memory during the capture; prepare it \
+                     before capturing: run the same calls once eagerly (same buffers and m), \
+                     or reserve the quantized weights' scratch (QuantizedWeights::reserve)",
+                    what()
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn ensure_room(&self, bytes: usize) -> Result<(), GemmError> {

@@ -7,7 +7,7 @@ use super::Runtime;
 use crate::GemmError;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gemm_geometry::v19::{TRANSPOSE_SHARED_BYTES, TRANSPOSE_THREADS, TRANSPOSE_TILE};
-use std::sync::MutexGuard;
+use std::sync::{Arc, MutexGuard};
 
 /// The transpose kernel's entry point.
 pub const TRANSPOSE_ENTRY: &str = "gemm_transpose_f32";
@@ -53,7 +53,16 @@ pub struct TransposedCopy<'a> {
     pub ld: usize,
     /// Elements from one item to the next.
     pub stride: usize,
-    _held: MutexGuard<'a, Option<CudaSlice<f32>>>,
+    held: MutexGuard<'a, Option<Arc<CudaSlice<f32>>>>,
+}
+
+impl TransposedCopy<'_> {
+    /// The scratch buffer holding the copy, for a CUDA graph that captured it to keep.
+    pub(crate) fn buffer(&self) -> Arc<CudaSlice<f32>> {
+        self.held
+            .clone()
+            .expect("a copy is made into an allocated buffer")
+    }
 }
 
 impl Runtime {
@@ -92,15 +101,17 @@ impl Runtime {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if held.as_ref().is_none_or(|s| s.len() < elements) {
-            // The old buffer is freed in stream order, after the kernels that read it.
+            self.refuse_in_capture(|| "growing the scratch buffer of B's transposed copy".into())?;
+            // The old buffer is freed in stream order, after the kernels that read it (or,
+            // if a CUDA graph captured a copy into it, when that graph is dropped).
             *held = None;
             self.ensure_room(elements.saturating_mul(4))?;
             // SAFETY: the copy writes every element the kernels after it read.
             let fresh = unsafe { self.stream.alloc::<f32>(elements.max(1)) }
                 .map_err(|e| GemmError::cuda("allocating the transposed copy of B", e))?;
-            *held = Some(fresh);
+            *held = Some(Arc::new(fresh));
         }
-        let address = self.address(held.as_ref().expect("allocated above"));
+        let address = self.address(held.as_deref().expect("allocated above"));
         let function = self.kernel(TRANSPOSE_ENTRY)?;
         let config = LaunchConfig {
             grid_dim: (
@@ -137,7 +148,7 @@ impl Runtime {
             address,
             ld: source.copy_ld(),
             stride: item,
-            _held: held,
+            held,
         })
     }
 }
