@@ -254,6 +254,32 @@ impl QuantizedWeights {
         fast::reserve(gemm.runtime(), &self.weights, &mut scratch, max_m)
     }
 
+    /// Whether the product with `m` rows of `T` activations on `gemm`'s device gives the same
+    /// bits every time it runs, eagerly or replayed from a CUDA graph. Prefill does (the
+    /// expansion, then a GEMM without atomics). The decode kernels do when no output tile is
+    /// shared by more than two blocks: the blocks that share a tile add their fp32 sums into a
+    /// workspace with atomic adds, in the order they finish, and past two addends that order
+    /// can change the rounding. Whether tiles are shared depends on the shape and the number
+    /// of SMs (on an H100 at m = 1, a 4096 × 14336 layer's 56 tiles are shared by two blocks
+    /// each, 4096 × 1024's 4 tiles by 32), so two runs of the same product may differ in the last bit of
+    /// some outputs where this is `false`; each run is within the accumulation's error bound.
+    pub fn reproducible<T: QuantizedActivation>(
+        &self,
+        gemm: &Gemm,
+        m: usize,
+    ) -> Result<bool, GemmError> {
+        self.check_context(gemm)?;
+        let (k, n) = self.shape();
+        crate::GemmShape::new(m, n, k)?;
+        fast::fixed_order(
+            gemm.runtime(),
+            &self.weights,
+            m,
+            self.path(gemm, m),
+            T::TYPE,
+        )
+    }
+
     /// Refuses a `gemm` of another context than the weights'.
     fn check_context(&self, gemm: &Gemm) -> Result<(), GemmError> {
         if gemm.runtime().context().cu_ctx() != self.context {

@@ -773,6 +773,43 @@ fn decode_blocks(path: Path, rows: usize, tiles: usize, sms: usize, units: usize
     blocks.min(units)
 }
 
+/// The most blocks that add into one output tile when `blocks` blocks split `tiles` tiles of
+/// `k_chunks` units each (one chunk of k of one tile) in equal shares, tile-major, as the decode
+/// kernels do (`first_unit` and `owner` in `kernels-gpu/src/dequant/decode.rs`, whose
+/// `shared_by` this is); 1: every tile is summed whole by one block.
+pub fn blocks_per_tile(tiles: usize, k_chunks: usize, blocks: usize) -> usize {
+    let (units, blocks, k_chunks) = ((tiles * k_chunks) as u64, blocks as u64, k_chunks as u64);
+    // The block whose share holds unit `unit`.
+    let owner = |unit: u64| ((unit + 1) * blocks).div_ceil(units) - 1;
+    (0..tiles as u64)
+        .map(|tile| owner(tile * k_chunks + k_chunks - 1) - owner(tile * k_chunks) + 1)
+        .max()
+        .unwrap_or(1) as usize
+}
+
+/// Whether the product of `w` with `m` rows of `activation`s on `path` (its default grid) sums
+/// every output in an order that the launch alone fixes, so that every run of it, eager or
+/// replayed from a CUDA graph, gives the same bits. Prefill: always (the expansion, then a
+/// GEMM without atomics). The decode kernels: when no output tile is shared by more than two
+/// blocks. The blocks sharing a tile add their fp32 sums into the workspace with atomic adds,
+/// in the order they finish; onto the workspace's zero, two addends give the same sum in either
+/// order, three or more may round differently.
+pub fn fixed_order(
+    gpu: &Runtime,
+    w: &FastWeights,
+    m: usize,
+    path: Path,
+    activation: ActivationType,
+) -> Result<bool, GemmError> {
+    if path == Path::Prefill {
+        return Ok(true);
+    }
+    let kernel = w.decode_kernel(gpu, path, m, activation)?;
+    let blocks = default_blocks(gpu, w, m, path, activation)?;
+    let tiles = row_tiles(m, kernel.m_tiles) * w.column_blocks();
+    Ok(blocks_per_tile(tiles, w.k_chunks(), blocks) <= 2)
+}
+
 /// Queues the decode kernel of `path` (`Decode`, or `Batched` for 64-row blocks): `c (m×n T)
 /// = a (m×k T) · dequant(w)` on `blocks` blocks (`None`: [`default_blocks`]), each taking an
 /// equal share of the units of work.
@@ -1196,6 +1233,41 @@ mod tests {
         // ...more tiles than SMs in equal shares, one block per SM, at most one per unit.
         assert_eq!(decode_blocks(Path::Batched, 128, 224, 132, 224 * 64), 132);
         assert_eq!(decode_blocks(Path::Batched, 64, 1, 132, 64), 64);
+    }
+
+    #[test]
+    fn blocks_per_tile_counts_the_blocks_whose_shares_meet_in_a_tile() {
+        // Against the shares themselves: block b takes units [⌊b·U/B⌋, ⌊(b+1)·U/B⌋), the
+        // decode kernel's `first_unit`.
+        let mut random = crate::random::stream(0x6AF, 3 * 2000);
+        let mut below =
+            |bound: usize| (random.next().expect("enough values") % bound as u64) as usize;
+        for case in 0..2000 {
+            let tiles = 1 + below(70);
+            let k_chunks = 1 + below(40);
+            let units = tiles * k_chunks;
+            let blocks = 1 + below(units);
+            let first = |b: usize| b * units / blocks;
+            let mut most = 0;
+            for tile in 0..tiles {
+                let (start, end) = (tile * k_chunks, (tile + 1) * k_chunks);
+                let sharing = (0..blocks)
+                    .filter(|&b| first(b) < end && first(b + 1) > start)
+                    .count();
+                most = most.max(sharing);
+            }
+            assert_eq!(
+                blocks_per_tile(tiles, k_chunks, blocks),
+                most,
+                "case {case}: {tiles} tiles × {k_chunks} chunks on {blocks} blocks"
+            );
+        }
+        // One block per tile, two, and the decode rule's ⌊132 / 4⌋ = 33 at 4 tiles.
+        assert_eq!(blocks_per_tile(56, 32, 56), 1);
+        assert_eq!(blocks_per_tile(56, 32, 112), 2);
+        assert_eq!(blocks_per_tile(4, 64, 132), 33);
+        // Shares that straddle tiles: 2 tiles of 5 chunks on 5 blocks of 2 chunks each.
+        assert_eq!(blocks_per_tile(2, 5, 5), 3);
     }
 
     #[test]
