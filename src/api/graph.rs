@@ -26,13 +26,13 @@
 //!
 //! The graph keeps the library's own buffers that it reads and writes (workspaces, scratch,
 //! TMA descriptors, the packed weights) alive for as long as it exists, even when a later call
-//! replaces them. The caller's buffers are the caller's: [`GemmGraph::launch`] is `unsafe`
+//! replaces them, and the kernels' module loaded. The caller's buffers are the caller's: [`GemmGraph::launch`] is `unsafe`
 //! because a graph replays raw device addresses.
 
 use super::Gemm;
 use crate::GemmError;
 use cudarc::driver::sys::{CUgraphInstantiate_flags, CUstreamCaptureMode, CUstreamCaptureStatus};
-use cudarc::driver::{CudaGraph, CudaSlice, CudaStream, DeviceSlice};
+use cudarc::driver::{CudaGraph, CudaModule, CudaSlice, CudaStream, DeviceSlice};
 use std::sync::{Arc, Mutex, RwLockReadGuard};
 use std::thread::{self, ThreadId};
 
@@ -331,6 +331,7 @@ impl Capturing<'_> {
             graph,
             stream: stream.clone(),
             pinned,
+            _module: gemm.runtime.module().clone(),
             last_kernel: gemm.last_kernel(),
             gemm_last_kernel: gemm.last_kernel.clone(),
         })
@@ -384,8 +385,8 @@ fn abandon(stream: &CudaStream) {
 /// queued, in their order, on the same buffers.
 ///
 /// The graph keeps the library buffers it uses alive (workspaces, scratch, TMA descriptors,
-/// packed weights), even if the `Gemm` or the [`crate::QuantizedWeights`] are dropped or
-/// replace them; the caller keeps its own buffers alive (see [`GemmGraph::launch`]).
+/// packed weights) and the kernels' module loaded, even if the `Gemm` or the
+/// [`crate::QuantizedWeights`] are dropped or replace them; the caller keeps its own buffers alive (see [`GemmGraph::launch`]).
 ///
 /// `GemmGraph` is `Send` but not `Sync`: CUDA requires the calls on one graph to be made one at
 /// a time, so launches from several threads need a lock around it.
@@ -415,6 +416,9 @@ pub struct GemmGraph {
     stream: Arc<CudaStream>,
     /// The library's buffers the graph uses, kept until it is dropped.
     pinned: Vec<Pinned>,
+    /// The module of its kernels: unloading it would leave the graph's kernel nodes without
+    /// code. Declared after `graph`, so that it is unloaded after the graph is destroyed.
+    _module: Arc<CudaModule>,
     /// The last kernel the captured calls queued, which a fault seen after a launch names.
     last_kernel: Option<&'static str>,
     gemm_last_kernel: Arc<Mutex<Option<&'static str>>>,

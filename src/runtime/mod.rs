@@ -176,6 +176,11 @@ impl Runtime {
         Arc::ptr_eq(&self.stream, &other.stream) && Arc::ptr_eq(&self.module, &other.module)
     }
 
+    /// The loaded module, which the CUDA graphs holding its kernels keep loaded.
+    pub(crate) fn module(&self) -> &Arc<CudaModule> {
+        &self.module
+    }
+
     /// The `.target` of the loaded PTX (`sm_80`, `sm_90a`).
     pub fn ptx_target(&self) -> &str {
         &self.ptx_target
