@@ -105,7 +105,7 @@ enum DequantPath {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum DequantActivation {
+pub enum DequantActivation {
     F16,
     Bf16,
 }

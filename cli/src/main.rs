@@ -1,7 +1,7 @@
 //! `sgemm-ladder`: runs every rung of the SGEMM ladder on the GPU, verifies each against a
 //! reference, times it against cuBLAS and writes a report; its subcommands verify every kernel
-//! on random shapes, benchmark the dequant GEMM, run the shape suite through the library's
-//! dispatch and rebuild reports.
+//! on random shapes, benchmark the dequant GEMM (alone, and as a sequence of layers eagerly and
+//! as a CUDA graph), run the shape suite through the library's dispatch and rebuild reports.
 //!
 //! This file parses the command line and dispatches; each subcommand lives in its own module.
 //! Exit status: 0 when everything that ran passed verification, 1 when something failed it,
@@ -9,6 +9,7 @@
 
 mod dequant;
 mod folder;
+mod layers;
 mod list;
 mod options;
 mod output;
@@ -47,6 +48,7 @@ struct Cli {
 enum Command {
     Verify(verify::VerifyArgs),
     Dequant(dequant::DequantArgs),
+    DequantLayers(layers::LayersArgs),
     Shapes(shapes::ShapesArgs),
     Report(report::ReportArgs),
 }
@@ -56,6 +58,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Some(Command::Verify(args)) => verify::run(args),
         Some(Command::Dequant(args)) => dequant::run(args),
+        Some(Command::DequantLayers(args)) => layers::run(args),
         Some(Command::Shapes(args)) => shapes::run(args),
         Some(Command::Report(args)) => report::run(args),
         None if cli.list => {

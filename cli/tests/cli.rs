@@ -209,6 +209,17 @@ fn no_gpu_gives_one_clear_line() {
             "dequant", "--m", "1", "--k", "256", "--n", "256", "--reps", "2", "--warmup", "1",
         ],
         &[
+            "dequant-layers",
+            "--m",
+            "1",
+            "--layers",
+            "256x512,512x256",
+            "--reps",
+            "2",
+            "--warmup",
+            "1",
+        ],
+        &[
             "shapes",
             "--group",
             "ragged",
@@ -280,6 +291,28 @@ fn dequant_refuses_bad_formats_and_groups_before_any_gpu_work() {
 }
 
 #[test]
+fn dequant_layers_refuses_bad_sequences_before_any_gpu_work() {
+    for (args, expected) in [
+        (
+            &["dequant-layers", "--layers", "4096x14336,4096x4096"][..],
+            "is the next one's input",
+        ),
+        (
+            &["dequant-layers", "--layers", "4096"][..],
+            "each layer is KxN",
+        ),
+        (&["dequant-layers", "--layers", "0x128"][..], "at least 1"),
+        (&["dequant-layers", "--m", "0"][..], "at least 1"),
+        (&["dequant-layers", "--format", "u9"][..], "u9"),
+        (&["dequant-layers", "--group", "100"][..], "group size 100"),
+        (&["dequant-layers", "--activation", "f32"][..], "f32"),
+    ] {
+        let scratch = Scratch::new("dequant-layers-refusals");
+        assert_refused(args, &ladder_reporting(args, &scratch), expected);
+    }
+}
+
+#[test]
 fn dequant_help_names_the_sweep_and_the_shape_options() {
     let output = ladder(&["dequant", "--help"]);
     let (stdout, _) = text(&output);
@@ -331,6 +364,11 @@ fn each_subcommand_refuses_options_it_does_not_use() {
         (vec!["shapes", "--count", "3"], "--count"),
         (vec!["shapes", "--format", "u4"], "--format"),
         (vec!["shapes", "--nope"], "--nope"),
+        // `dequant-layers` times one sequence: no rungs, no single-layer shape, no sweep.
+        (vec!["dequant-layers", "--rungs", "v1"], "--rungs"),
+        (vec!["dequant-layers", "--k", "256"], "--k"),
+        (vec!["dequant-layers", "--sweep"], "--sweep"),
+        (vec!["dequant-layers", "--nope"], "--nope"),
         // The ladder run's options belong to it, not to the subcommands after them.
         (vec!["--reps", "3", "verify"], "--reps"),
         (vec!["--seed", "1", "dequant"], "--seed"),
@@ -491,6 +529,7 @@ fn unwritable_report_dir_is_named_before_any_gpu_work() {
             "x",
         ],
         &["shapes", "--group", "ragged", "--precision", "f16"],
+        &["dequant-layers", "--m", "1", "--layers", "256x256"],
     ] {
         let args = [args, &["--report-dir", blocked_text]].concat();
         let output = ladder(&args);

@@ -128,9 +128,15 @@ impl QuantizedWeights {
         check_group(format, group, shape.k)?;
         let quantized = quantize(weights, k, n, format, group, zero_points)?;
         let packed = Prepacked::new(&quantized)?;
+        Self::from_prepacked(gemm, &packed)
+    }
+
+    /// Weights already quantized and pre-packed (the benchmark harness packs random codes
+    /// without a row-major matrix of them), uploaded to `gemm`'s device.
+    pub(crate) fn from_prepacked(gemm: &Gemm, packed: &Prepacked) -> Result<Self, GemmError> {
         let runtime = gemm.runtime();
         Ok(QuantizedWeights {
-            weights: Arc::new(FastWeights::upload(runtime, &packed)?),
+            weights: Arc::new(FastWeights::upload(runtime, packed)?),
             scratch: Mutex::new(Scratch::default()),
             context: runtime.context().cu_ctx(),
         })
