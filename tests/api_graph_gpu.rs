@@ -83,8 +83,8 @@ impl Layer {
 }
 
 /// The layers every sequence runs: 4096 → 1024 → 12288 → 1024, in three formats. On an H100
-/// at m = 1 the middle layer's 48 tiles are shared by two decode blocks each (its sums are
-/// bit-reproducible) and the others' 4 tiles by 32 or 33 (they are not).
+/// at m = 16 and 64 the middle layer's 48 tiles are shared by two blocks each (its sums are
+/// bit-reproducible), at m = 1 by five, and the others' 4 tiles by 32 or more.
 fn layers(gemm: &Gemm) -> Vec<Layer> {
     let e2m1 = WeightFormat::Float {
         exponent: 2,

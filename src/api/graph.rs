@@ -372,10 +372,11 @@ fn abandon(stream: &CudaStream) {
             return;
         }
         // An invalidated capture ends with an error and no graph: nothing more to do.
-        if let Ok(graph) = result::stream::end_capture(stream.cu_stream())
-            && !graph.is_null()
-        {
-            let _ = result::graph::destroy(graph);
+        match result::stream::end_capture(stream.cu_stream()) {
+            Ok(graph) if !graph.is_null() => {
+                let _ = result::graph::destroy(graph);
+            }
+            _ => {}
         }
     }
 }

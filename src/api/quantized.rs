@@ -266,8 +266,8 @@ impl QuantizedWeights {
     /// shared by more than two blocks: the blocks that share a tile add their fp32 sums into a
     /// workspace with atomic adds, in the order they finish, and past two addends that order
     /// can change the rounding. Whether tiles are shared depends on the shape and the number
-    /// of SMs (on an H100 at m = 1, a 4096 × 14336 layer's 56 tiles are shared by two blocks
-    /// each, 4096 × 1024's 4 tiles by 32), so two runs of the same product may differ in the last bit of
+    /// of SMs (on an H100, a 4096 × 14336 layer's 56 tiles are shared by four blocks each at
+    /// m = 1 and by two at m = 16; 4096 × 1024's 4 tiles by 32), so two runs of the same product may differ in the last bit of
     /// some outputs where this is `false`; each run is within the accumulation's error bound.
     pub fn reproducible<T: QuantizedActivation>(
         &self,

@@ -539,7 +539,7 @@ impl Held for FastWeights {
 /// calls: the last block of each tile zeroes what it used, so a longer buffer than a call needs
 /// stays zero too), the expanded weights of the prefill path (fp16 or bf16 bits), and the
 /// library [`Gemm`] that multiplies bf16 expansions. Each buffer is shared with the CUDA graphs
-/// that captured a launch using it ([`Scratch::held`]), which keep it when it is replaced.
+/// that captured a launch using it, which keep it when it is replaced.
 #[derive(Default)]
 pub struct Scratch {
     padded_a: Option<Arc<CudaSlice<u16>>>,
