@@ -379,7 +379,8 @@ fn activations_reach_the_argument_block() {
 }
 
 /// The thread-safety the API promises (docs/library.md): a `Gemm`, quantized weights, a plan,
-/// a description and an error can be sent to and shared between threads.
+/// a description and an error can be sent to and shared between threads; a CUDA graph can be
+/// sent, not shared.
 #[test]
 fn public_types_are_send_and_sync() {
     fn send_sync<T: Send + Sync>() {}
@@ -391,6 +392,17 @@ fn public_types_are_send_and_sync() {
     send_sync::<rust_gemm::Epilogue<'static, half::f16>>();
     send_sync::<GemmError>();
     send_sync::<rust_gemm::runtime::Runtime>();
+    // A graph may move to another thread, but not be shared: CUDA wants the calls on one graph
+    // made one at a time.
+    fn send<T: Send>() {}
+    send::<rust_gemm::GemmGraph>();
+    // `GemmGraph: !Sync`: were it Sync, both impls would apply and the call would be ambiguous.
+    trait AmbiguousIfSync<A> {
+        fn check() {}
+    }
+    impl<T: ?Sized> AmbiguousIfSync<()> for T {}
+    impl<T: ?Sized + Sync> AmbiguousIfSync<u8> for T {}
+    <rust_gemm::GemmGraph as AmbiguousIfSync<_>>::check();
 }
 
 /// The thin kernel a thin call must get: for fp16 and bf16 calls whose rows of A and B start

@@ -370,17 +370,32 @@ impl Runtime {
         if let Some(f) = functions.get(entry) {
             return Ok(f.clone());
         }
+        // The first use of a kernel loads it (with lazy loading, the driver's default, onto the
+        // device). Where that fails while the stream is being captured, say so: the kernel
+        // exists, it was only never used outside a capture.
+        let in_capture = |error: GemmError| match self.capturing() {
+            Ok(true) => GemmError::CaptureUnsupported {
+                what: format!(
+                    "loading kernel {entry} for its first use failed during the capture ({error}); \
+                     run the same calls once eagerly before capturing"
+                ),
+            },
+            _ => error,
+        };
         let function = self
             .module
             .load_function(entry)
-            .map_err(|source| GemmError::MissingKernel { entry, source })?;
+            .map_err(|source| in_capture(GemmError::MissingKernel { entry, source }))?;
         function
             .set_attribute(
                 CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 self.info.max_shared_per_block as i32,
             )
             .map_err(|e| {
-                GemmError::cuda(format!("raising the shared-memory limit of {entry}"), e)
+                in_capture(GemmError::cuda(
+                    format!("raising the shared-memory limit of {entry}"),
+                    e,
+                ))
             })?;
         functions.insert(entry, function.clone());
         Ok(function)
