@@ -162,6 +162,11 @@ impl Gemm {
     /// If `calls` returns an error (or panics), the capture is ended, its partial graph
     /// dropped, and the error returned: the stream is usable again.
     ///
+    /// Inside `calls`, make the buffers' contents change outside the graph, not in it: do not
+    /// allocate, copy from the host or drop cudarc buffers on the `Gemm`'s stream there (an
+    /// allocation or a free would become part of the graph, a copy from pageable memory is
+    /// refused by CUDA); copies into the inputs belong before each [`GemmGraph::launch`].
+    ///
     /// ```no_run
     /// use rust_gemm::{Gemm, Group, QuantizedWeights, WeightFormat};
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
