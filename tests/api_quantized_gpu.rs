@@ -71,8 +71,8 @@ fn check_quantized_products<T: QuantizedActivation>() {
         }
         .unwrap_or_else(|e| panic!("{format} g{group}: {e}"));
         let reference = quantize(&w, k, n, format, group, zero_points).unwrap();
-        // Decode (m ≤ 16), batched decode (one 64-row block, ragged blocks, several blocks)
-        // and prefill.
+        // Decode (m ≤ 16, and m = 17 too at these small layers with codes of at most 4 bits),
+        // batched decode (one 64-row block, ragged blocks, several blocks) and prefill.
         for m in [1, 5, 16, 17, 64, 65, 200, 300] {
             let x: Vec<T> = random(m * k, 7 * m as u64 + i as u64)
                 .iter()

@@ -63,7 +63,8 @@ pub struct DequantArgs {
     blocks: Option<usize>,
 
     /// Kernel: decode, batched (decode with 64-row blocks), prefill, or auto (decode for
-    /// m ≤ 16, batched up to 256 where the device has the shared memory, else prefill).
+    /// m ≤ 16, or m ≤ 32 at layers under 2^27 weights with codes of at most 4 bits; batched up
+    /// to 256 where the device has the shared memory; else prefill).
     #[arg(long, value_enum, default_value_t = DequantPath::Auto)]
     path: DequantPath,
 

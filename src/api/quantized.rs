@@ -153,7 +153,9 @@ impl QuantizedWeights {
     }
 
     /// The kernel path for `m` rows of activations on `gemm`'s device: the decode kernel
-    /// (weights streamed once per 16 rows) for m ≤ 16, batched decode (once per 64 rows) up to
+    /// (weights streamed once per 16 rows) for m ≤ 16 (m ≤ 32 at layers of fewer than 2²⁷
+    /// weights with codes of at most 4 bits, [`fast::SMALL_LAYER_DECODE_MAX_M`]), batched
+    /// decode (once per 64 rows) up to
     /// [`fast::BATCHED_MAX_M`] where the device has the shared memory for it, else prefill
     /// (weights expanded to the activations' type, then a tensor-core GEMM). The same for fp16
     /// and bf16 activations.
@@ -161,6 +163,7 @@ impl QuantizedWeights {
         Path::for_rows(
             m,
             self.weights.format.bits(),
+            self.weights.k * self.weights.n,
             gemm.runtime().info().max_shared_per_block,
         )
     }

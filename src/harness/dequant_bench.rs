@@ -349,6 +349,7 @@ impl<'g> DequantBench<'g> {
             let path = options.path.unwrap_or(Path::for_rows(
                 m,
                 case.format.bits(),
+                case.k * case.n,
                 gpu.info().max_shared_per_block,
             ));
             let blocks = match (path, options.blocks) {
