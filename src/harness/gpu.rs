@@ -39,25 +39,8 @@ impl Gpu {
     /// module the device cannot load is refused with [`GemmError::UnsupportedDevice`]. On an
     /// H100, `Some(&PORTABLE)` runs the portable sm_80 module as an Ampere GPU would.
     pub fn open_module(module: Option<&crate::ptx::PtxModule>) -> Result<Self, GemmError> {
-        crate::runtime::check_driver(0)?;
-        let context =
-            cudarc::driver::CudaContext::new(0).map_err(|source| GemmError::GpuUnavailable {
-                context: "could not open device 0".into(),
-                source,
-            })?;
-        let chosen = crate::ptx::for_device(&context)?;
-        let module = module.unwrap_or(chosen);
-        let (major, minor) = context
-            .compute_capability()
-            .map_err(|e| GemmError::cuda("reading the compute capability", e))?;
-        if !module.loads_on(major as u32, minor as u32) {
-            return Err(GemmError::UnsupportedDevice {
-                name: context.name().unwrap_or_else(|_| "unknown".into()),
-                capability: (major, minor),
-                needed: "compute capability 9.0 for the sm_90a module",
-            });
-        }
-        Self::new(module.text)
+        let context = crate::runtime::open_context(0)?;
+        Self::new(module_for(&context, module)?.text)
     }
 
     /// The GPU tests' device: [`Gpu::open_module`] with the module named by the environment
@@ -273,4 +256,27 @@ impl Gpu {
         }
         Ok(())
     }
+}
+
+/// The module to load on `context`'s device: `module`, or the one built for the device
+/// ([`crate::ptx::for_device`]) when `None`; a module the device cannot load is refused with
+/// [`GemmError::UnsupportedDevice`].
+pub fn module_for<'m>(
+    context: &cudarc::driver::CudaContext,
+    module: Option<&'m crate::ptx::PtxModule>,
+) -> Result<&'m crate::ptx::PtxModule, GemmError> {
+    // Asked even when a module is given: it refuses devices older than any module.
+    let chosen = crate::ptx::for_device(context)?;
+    let module = module.unwrap_or(chosen);
+    let (major, minor) = context
+        .compute_capability()
+        .map_err(|e| GemmError::cuda("reading the compute capability", e))?;
+    if !module.loads_on(major as u32, minor as u32) {
+        return Err(GemmError::UnsupportedDevice {
+            name: context.name().unwrap_or_else(|_| "unknown".into()),
+            capability: (major, minor),
+            needed: "compute capability 9.0 for the sm_90a module",
+        });
+    }
+    Ok(module)
 }

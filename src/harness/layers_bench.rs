@@ -14,12 +14,13 @@
 
 use crate::harness::bench::median;
 use crate::harness::dequant_bench::{RandomWeights, WeightCase};
+use crate::harness::gpu::module_for;
 use crate::ptx::PtxModule;
 use crate::quant::fast::ActivationType;
 use crate::quant::format::WeightFormat;
-use crate::runtime::{Runtime, check_driver};
+use crate::runtime::{Runtime, open_context};
 use crate::{Gemm, GemmElement, GemmError, GemmGraph, QuantizedActivation, QuantizedWeights};
-use cudarc::driver::{CudaContext, CudaSlice};
+use cudarc::driver::CudaSlice;
 use half::f16;
 use serde::{Deserialize, Serialize};
 
@@ -171,26 +172,11 @@ const WARMUP_MS: f64 = 50.0;
 /// tracking is off (the benchmark orders its one stream itself), with `module` (`None`: the
 /// one built for the device). Fails with [`GemmError::NoGpu`] without a GPU.
 pub fn open_capturable(module: Option<&'static PtxModule>) -> Result<Gemm, GemmError> {
-    check_driver(0)?;
-    let context = CudaContext::new(0).map_err(|source| GemmError::GpuUnavailable {
-        context: "could not open device 0".into(),
-        source,
-    })?;
+    let context = open_context(0)?;
     // SAFETY: no buffer exists on this context object yet, and everything the benchmark
     // allocates is used on the one stream below.
     unsafe { context.disable_event_tracking() };
-    let chosen = crate::ptx::for_device(&context)?;
-    let module = module.unwrap_or(chosen);
-    let (major, minor) = context
-        .compute_capability()
-        .map_err(|e| GemmError::cuda("reading the compute capability", e))?;
-    if !module.loads_on(major as u32, minor as u32) {
-        return Err(GemmError::UnsupportedDevice {
-            name: context.name().unwrap_or_else(|_| "unknown".into()),
-            capability: (major, minor),
-            needed: "compute capability 9.0 for the sm_90a module",
-        });
-    }
+    let module = module_for(&context, module)?;
     let stream = context
         .new_stream()
         .map_err(|e| GemmError::cuda("creating a stream", e))?;

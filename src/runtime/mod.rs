@@ -100,6 +100,16 @@ pub fn check_driver(ordinal: usize) -> Result<(), GemmError> {
     Ok(())
 }
 
+/// The context of device `ordinal`, after [`check_driver`]: a missing driver or device is a
+/// [`GemmError`], not a panic.
+pub fn open_context(ordinal: usize) -> Result<Arc<CudaContext>, GemmError> {
+    check_driver(ordinal)?;
+    CudaContext::new(ordinal).map_err(|source| GemmError::GpuUnavailable {
+        context: format!("could not open device {ordinal}"),
+        source,
+    })
+}
+
 impl Runtime {
     /// Loads the kernels for `stream`'s device and launches them on `stream`. The caller keeps
     /// owning the stream; the module is the PTX built for the device's architecture.
@@ -144,11 +154,7 @@ impl Runtime {
     /// timings) and loads `ptx`. For the harness and tests; a library user passes their own
     /// stream to [`Runtime::new`].
     pub fn open(ordinal: usize, ptx: &str) -> Result<Self, GemmError> {
-        check_driver(ordinal)?;
-        let context = CudaContext::new(ordinal).map_err(|source| GemmError::GpuUnavailable {
-            context: format!("could not open device {ordinal}"),
-            source,
-        })?;
+        let context = open_context(ordinal)?;
         // SAFETY: no buffer exists on this fresh context yet, and the harness uses one stream.
         unsafe { context.disable_event_tracking() };
         Self::with_ptx(context.default_stream(), ptx)
