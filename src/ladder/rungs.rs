@@ -497,7 +497,92 @@ pub const RUNGS: &[Rung] = &[
         tensor_maps: Some(MapKind::Tf32RegisterB),
         ..v17_row()
     },
+    decoupled(
+        "v22",
+        "warps wait per stage (mbarriers), not per block",
+        "sgemm_v22_decoupled_warps",
+        geometry::v22::RUNG,
+    ),
+    decoupled(
+        "v22-s5a3",
+        "v22, 5 stages, 3 ahead",
+        "sgemm_v22_s5_a3",
+        geometry::v22::S5_A3,
+    ),
+    decoupled(
+        "v22-s4a3",
+        "v22, 4 stages, 3 ahead",
+        "sgemm_v22_s4_a3",
+        geometry::v22::S4_A3,
+    ),
+    decoupled(
+        "v22-m64",
+        "v22, 64-row tiles",
+        "sgemm_v22_m64",
+        geometry::v22::M64,
+    ),
+    decoupled(
+        "v22-m64s3",
+        "v22, 64-row tiles, 3 stages",
+        "sgemm_v22_m64_s3_a1",
+        geometry::v22::M64_S3_A1,
+    ),
+    decoupled(
+        "v22-scalar",
+        "v22, C stored 4 bytes at a time",
+        "sgemm_v22_scalar_c",
+        geometry::v22::RUNG,
+    ),
+    decoupled(
+        "v13-scalar",
+        "v13, C stored 4 bytes at a time",
+        "sgemm_v22_v13_scalar_c",
+        geometry::v22::V13_ORDER,
+    ),
+    decoupled(
+        "v22-1blk",
+        "v22 scalar C, 1 block/SM, 8 stages",
+        "sgemm_v22_one_block",
+        geometry::v22::ONE_BLOCK,
+    ),
+    decoupled(
+        "v22-m64x2",
+        "v22 scalar C, 64 rows, 2 blocks/SM",
+        "sgemm_v22_m64_two_blocks",
+        geometry::v22::M64_TWO_BLOCKS,
+    ),
+    decoupled(
+        "v22-m64x3",
+        "v22 scalar C, 64 rows, 3 blocks/SM",
+        "sgemm_v22_m64_three_blocks",
+        geometry::v22::M64_THREE_BLOCKS,
+    ),
 ];
+
+/// A v22 row: v13's launch with the variant's block and shared memory.
+const fn decoupled(
+    name: &'static str,
+    idea: &'static str,
+    entry: &'static str,
+    variant: geometry::v22::Variant,
+) -> Rung {
+    Rung {
+        name,
+        idea,
+        entry,
+        block_dim: (variant.threads(), 1),
+        block_tile_m: variant.block_tile_m,
+        block_tile_n: geometry::v13::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(variant.shared_bytes() as usize),
+        vector_loads: true,
+        grid: GridOrder::Grouped,
+        candidates: &[],
+        epilogue_args: false,
+        precision: Precision::Fp32,
+        tensor_maps: None,
+        arch: Arch::Sm80,
+    }
+}
 
 /// v17's row, which v18 shares but for its entry and grid.
 const fn v17_row() -> Rung {
