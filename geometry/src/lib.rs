@@ -28,6 +28,5 @@ pub mod v17;
 pub mod v19;
 pub mod v20;
 pub mod v21;
-pub mod v22;
 
 pub use args::{Activation, GemmArgs};

@@ -44,7 +44,6 @@ pub mod v10_warp_tiling;
 pub mod v11_autotuned;
 pub mod v12_fused_epilogue;
 pub mod v13_async_copies;
-pub mod v22_decoupled_warps;
 pub mod v14_tf32_tensor_cores;
 pub mod v15_fp16_tensor_cores;
 #[cfg(target_feature = "sm_90a")]

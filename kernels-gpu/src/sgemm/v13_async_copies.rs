@@ -91,7 +91,7 @@ use crate::device::{
 };
 use crate::k_major_b;
 use crate::ladder_epilogue::Epilogue;
-use crate::pipeline::{CopyBarriers, StageRing};
+use crate::pipeline::StageRing;
 use crate::split_k;
 use crate::tile_order::grouped_block_origin;
 use core::simd::f32x4;
@@ -190,7 +190,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v13_async_copies(
     // SAFETY: the host passes A (m×k), B (k×n) and C (m×n), contiguous and 16-byte aligned,
     // and launches THREADS threads with SHARED_BYTES_KN of dynamic shared memory.
     unsafe {
-        pipelined::<false, BLOCK_TILE_M, THREADS, 8, STAGES, 0>(
+        pipelined::<false, BLOCK_TILE_M, THREADS, 8>(
             &operands,
             thread_x(),
             first_row,
@@ -359,18 +359,18 @@ pub unsafe extern "ptx-kernel" fn gemm_v13_m32_f32_nk_kmajor(args: GemmArgs) {
 
 /// One batch item's operands, as the pipeline reads them.
 #[derive(Clone, Copy)]
-pub(crate) struct Operands {
+struct Operands {
     /// A's first element (`[m, k]`, row stride `lda`).
-    pub(crate) a: *const f32,
+    a: *const f32,
     /// B's first element (`[k, n]` or `[n, k]`, row stride `ldb`).
-    pub(crate) b: *const f32,
-    pub(crate) lda: u32,
-    pub(crate) ldb: u32,
-    pub(crate) m: u32,
-    pub(crate) n: u32,
-    pub(crate) k: u32,
+    b: *const f32,
+    lda: u32,
+    ldb: u32,
+    m: u32,
+    n: u32,
+    k: u32,
     /// B's first element is 16-byte aligned.
-    pub(crate) b_aligned_16: bool,
+    b_aligned_16: bool,
 }
 
 impl Operands {
@@ -449,11 +449,11 @@ unsafe fn walk<
         // whose copies stay inside.
         let (acc, row, col) = unsafe {
             if interior::<B_NK, B_K_MAJOR, BLOCK_ROWS>(&operands, first_row, first_col) {
-                pipelined_tile::<B_NK, B_K_MAJOR, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS, STAGES, 0>(
+                pipelined_tile::<B_NK, B_K_MAJOR, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
                     &operands, thread, first_row, first_col,
                 )
             } else {
-                pipelined_tile::<B_NK, B_K_MAJOR, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS, STAGES, 0>(
+                pipelined_tile::<B_NK, B_K_MAJOR, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
                     &operands, thread, first_row, first_col,
                 )
             }
@@ -494,13 +494,11 @@ fn interior<const B_NK: bool, const B_K_MAJOR: bool, const BLOCK_ROWS: u32>(
 /// strides), `b_aligned_16` must hold only when B's base is 16-byte aligned, and the block must have
 /// [`THREADS`] threads and the stage bytes of its B layout in dynamic shared memory.
 #[inline(always)]
-pub(crate) unsafe fn pipelined<
+unsafe fn pipelined<
     const B_NK: bool,
     const BLOCK_ROWS: u32,
     const BLOCK_THREADS: u32,
     const LANE_ROWS: u32,
-    const RING: u32,
-    const AHEAD: u32,
 >(
     operands: &Operands,
     thread: u32,
@@ -512,13 +510,13 @@ pub(crate) unsafe fn pipelined<
     unsafe {
         if interior::<B_NK, false, BLOCK_ROWS>(operands, first_row, first_col) {
             let (acc, row, col) =
-                pipelined_tile::<B_NK, false, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS, RING, AHEAD>(
+                pipelined_tile::<B_NK, false, false, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
                     operands, thread, first_row, first_col,
                 );
             store(&acc, row, col);
         } else {
             let (acc, row, col) =
-                pipelined_tile::<B_NK, false, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS, RING, AHEAD>(
+                pipelined_tile::<B_NK, false, true, BLOCK_ROWS, BLOCK_THREADS, LANE_ROWS>(
                     operands, thread, first_row, first_col,
                 );
             store(&acc, row, col);
@@ -598,8 +596,6 @@ unsafe fn pipelined_tile<
     const BLOCK_ROWS: u32,
     const BLOCK_THREADS: u32,
     const LANE_ROWS: u32,
-    const RING: u32,
-    const AHEAD: u32,
 >(
     operands: &Operands,
     thread: u32,
@@ -736,64 +732,6 @@ unsafe fn pipelined_tile<
     };
 
     let steps = k.div_ceil(TILE_K);
-    let mut acc = [[0.0f32; THREAD_TILE_N]; 8];
-    if AHEAD > 0 {
-        // v22: per-stage barriers instead of the block barrier (see `v22_decoupled_warps`).
-        let barriers = CopyBarriers::<RING>::at(stages_address + RING * stage_bytes);
-        // SAFETY: the barriers lie past the stages, in the dynamic shared memory the launch
-        // gives (`gemm_geometry::v22`); every thread calls this.
-        unsafe { barriers.init(thread, BLOCK_THREADS) };
-        for s in 0..AHEAD {
-            if s < steps {
-                issue(s, stages_address + s * stage_bytes);
-                // SAFETY: an initialized barrier expecting every thread once per phase.
-                unsafe { barriers.copies_arrive(s) };
-            }
-        }
-        let mut read_stage = StageRing::<RING>::new();
-        let mut write_stage = StageRing::<RING>::at(AHEAD);
-        for step in 0..steps {
-            let ahead = step + AHEAD;
-            if ahead < steps {
-                if ahead >= RING {
-                    // Every warp has finished reading this stage's previous step.
-                    // SAFETY: the empty barrier's previous phase completes once every thread
-                    // has arrived after reading it.
-                    unsafe { barriers.wait_empty(write_stage.index(), write_stage.phase() ^ 1) };
-                }
-                issue(ahead, stages_address + write_stage.index() * stage_bytes);
-                // SAFETY: as in the prologue.
-                unsafe { barriers.copies_arrive(write_stage.index()) };
-            }
-            // SAFETY: every thread's copies of this step report to this phase.
-            unsafe { barriers.wait_full(read_stage.index(), read_stage.phase()) };
-            // SAFETY: both tiles lie inside the stage `read_stage` of the dynamic shared memory.
-            let a_tile = unsafe { stages.add((read_stage.index() * stage_bytes / 4) as usize) };
-            let b_tile = unsafe { a_tile.add((TILE_K * a_stride) as usize) };
-            seq!(j in 0..4 {
-                if j * 8 < TILE_K {
-                    // SAFETY: reads inside the stage's tiles, which the full barrier says
-                    // have landed.
-                    unsafe {
-                        if B_NK {
-                            multiply_lane_steps::<B_STRIDE_NK, THREAD_TILE_N, 8, LANE_ROWS>(
-                                &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
-                            )
-                        } else {
-                            multiply_lane_steps::<B_STRIDE_KN, THREAD_TILE_N, 8, LANE_ROWS>(
-                                &mut acc, a_tile, b_tile, a_stride, j * 8, row0, col0,
-                            )
-                        }
-                    };
-                }
-            });
-            // SAFETY: one of the arrivals the empty barrier's phase expects.
-            unsafe { barriers.release(read_stage.index()) };
-            read_stage.advance();
-            write_stage.advance();
-        }
-        return (acc, first_row + row0, first_col + col0);
-    }
     // Prologue: the first STAGES − 1 steps in flight. Every iteration commits one group, empty
     // or not, so that "all but the newest STAGES − 2 groups" always means "step t has landed".
     for s in 0..STAGES - 1 {
@@ -802,6 +740,7 @@ unsafe fn pipelined_tile<
         }
         commit_async_copies();
     }
+    let mut acc = [[0.0f32; THREAD_TILE_N]; 8];
     // Stages rotate: read one, write the one STAGES − 1 ahead.
     let mut read_stage = StageRing::<STAGES>::new();
     let mut write_stage = StageRing::<STAGES>::at(STAGES - 1);
