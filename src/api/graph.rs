@@ -13,7 +13,7 @@
 //!   them. An allocation during a capture would become part of the graph (or fail), and an
 //!   upload from pageable host memory cannot be captured, so the call refuses instead: make
 //!   the same calls once eagerly (same buffers, same m) before capturing, or reserve the
-//!   quantized weights' scratch with [`crate::QuantizedWeights::reserve`].
+//!   quantized products' scratch with [`crate::QuantizedWeights::reserve`].
 //! - **cudarc's event tracking.** With it on and more than one stream in the context, every
 //!   access to a `CudaSlice` waits on events recorded before the capture, which CUDA forbids
 //!   inside one (and the events recorded during it could not be waited on afterwards). A
@@ -147,7 +147,7 @@ impl Gemm {
     /// **Prepare before capturing.** Anything a call would allocate or upload on first use is
     /// refused inside a capture ([`GemmError::CaptureUnsupported`]): run the same calls once
     /// eagerly first (same buffers, same m), which makes every workspace and TMA descriptor
-    /// they need, or for decode-sized products reserve the quantized weights' scratch with
+    /// they need, or for decode-sized products reserve the quantized products' scratch with
     /// [`crate::QuantizedWeights::reserve`]. The stream must not be the legacy default stream,
     /// and cudarc's event tracking must not be managing several streams of the context (see
     /// [`crate::api::graph`]).

@@ -71,6 +71,14 @@ pub struct Gemm {
     /// choosing it to queueing the reduction that last reads it. A graph that captured a split
     /// keeps the workspace it used.
     workspace: Mutex<Option<Arc<CudaSlice<f32>>>>,
+    /// The scratch buffers of [`QuantizedWeights::matmul`](quantized::QuantizedWeights::matmul)
+    /// on this stream, for every weight matrix multiplied through this `Gemm` (grown to the
+    /// largest need): the decode kernels' split-K workspace and arrival counters, padded A,
+    /// staged C and the prefill expansion. They are the stream's, not the weights': kernels of
+    /// two streams sharing them would overlap on the device and mix their partial sums, while
+    /// one stream runs its launches in order. The lock is held from choosing the buffers to
+    /// queueing the last launch that uses them.
+    quantized_scratch: Mutex<crate::quant::fast::Scratch>,
     /// The capture in progress on the stream ([`Gemm::capture`]), if any. Every call holds it
     /// for reading from start to end, so a capture begins and ends between calls.
     capture: RwLock<Option<CaptureState>>,
@@ -109,6 +117,7 @@ impl Gemm {
             tensor_maps: Mutex::new(HashMap::new()),
             last_kernel: Arc::new(Mutex::new(None)),
             workspace: Mutex::new(None),
+            quantized_scratch: Mutex::new(Default::default()),
             capture: RwLock::new(None),
         }
     }
@@ -160,6 +169,15 @@ impl Gemm {
     pub fn last_kernel(&self) -> Option<&'static str> {
         *self
             .last_kernel
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The scratch of quantized products on this stream (see the field), locked.
+    pub(crate) fn quantized_scratch(
+        &self,
+    ) -> std::sync::MutexGuard<'_, crate::quant::fast::Scratch> {
+        self.quantized_scratch
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }

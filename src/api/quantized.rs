@@ -6,11 +6,11 @@ use super::Gemm;
 use super::MatmulDesc;
 use super::element::GemmElement;
 use crate::GemmError;
-use crate::quant::fast::{self, ActivationElement, FastWeights, Path, Scratch, check_activations};
+use crate::quant::fast::{self, ActivationElement, FastWeights, Path, check_activations};
 use crate::quant::format::{WeightFormat, quantize};
 use crate::quant::prepack::{Prepacked, check_group};
 use cudarc::driver::{DevicePtr, DevicePtrMut, sys::CUcontext};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// An activation type [`QuantizedWeights::matmul`] takes: [`half::f16`] or [`half::bf16`]
 /// (sealed). The output has the activations' type; both accumulate in fp32.
@@ -53,13 +53,11 @@ pub enum Group {
 pub struct QuantizedWeights {
     /// Shared with the CUDA graphs that captured a product with them.
     weights: Arc<FastWeights>,
-    scratch: Mutex<Scratch>,
     context: CUcontext,
 }
 
 // SAFETY: the context handle is only compared, never used to make a context current; the
-// scratch buffers are behind a mutex; the device buffers are cudarc slices, which are Send and
-// Sync.
+// device buffers are cudarc slices, which are Send and Sync, and are only read after upload.
 unsafe impl Send for QuantizedWeights {}
 // SAFETY: as for Send.
 unsafe impl Sync for QuantizedWeights {}
@@ -137,7 +135,6 @@ impl QuantizedWeights {
         let runtime = gemm.runtime();
         Ok(QuantizedWeights {
             weights: Arc::new(FastWeights::upload(runtime, packed)?),
-            scratch: Mutex::new(Scratch::default()),
             context: runtime.context().cu_ctx(),
         })
     }
@@ -201,10 +198,9 @@ impl QuantizedWeights {
                 return Err(GemmError::WrongContext { operand });
             }
         }
-        let mut scratch = self
-            .scratch
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // The scratch is the stream's (`gemm`'s): launches on another stream through these
+        // same weights use their own, so the two never share a workspace on the device.
+        let mut scratch = gemm.quantized_scratch();
         let (k, n) = self.shape();
         check_activations(m, n, k, x.len(), y.len())?;
         match self.path(gemm, m) {
@@ -237,9 +233,11 @@ impl QuantizedWeights {
     /// and `y` on a 4-byte one (as cudarc's allocations do; views at other offsets need a
     /// padded or staged copy, which the first eager call with them makes). For prefill it is
     /// the expansion buffer; the GEMM after it makes its own state for the buffers it is given,
-    /// so run a prefill product once eagerly before capturing it. The buffers are kept (and
-    /// only grow) until the weights are dropped. Refused while `gemm`'s stream is being
-    /// captured.
+    /// so run a prefill product once eagerly before capturing it. The buffers are `gemm`'s
+    /// (its stream's, shared by all the weights multiplied through it, each buffer as large as
+    /// the largest need): they are kept, and only grow, until `gemm` is dropped. Reserve each
+    /// weight matrix on each `Gemm` that will capture products with it. Refused while `gemm`'s
+    /// stream is being captured.
     ///
     /// ```no_run
     /// use rust_gemm::{Gemm, Group, QuantizedWeights, WeightFormat};
@@ -256,10 +254,7 @@ impl QuantizedWeights {
     pub fn reserve(&self, gemm: &Gemm, max_m: usize) -> Result<(), GemmError> {
         let _call = gemm.begin_call()?;
         self.check_context(gemm)?;
-        let mut scratch = self
-            .scratch
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut scratch = gemm.quantized_scratch();
         fast::reserve(gemm.runtime(), &self.weights, &mut scratch, max_m)
     }
 

@@ -221,7 +221,7 @@ mod sealed {
             expanded: &CudaView<'_, Self>,
             c: &mut impl DevicePtrMut<Self>,
             shape: &GemmShape,
-            gemm: &mut Option<Gemm>,
+            gemm: &mut Option<Box<Gemm>>,
         ) -> Result<(), GemmError>;
     }
 
@@ -246,7 +246,7 @@ mod sealed {
                     expanded: &CudaView<'_, Self>,
                     c: &mut impl DevicePtrMut<Self>,
                     shape: &GemmShape,
-                    _gemm: &mut Option<Gemm>,
+                    _gemm: &mut Option<Box<Gemm>>,
                 ) -> Result<(), GemmError> {
                     fp16_rung(gpu, a, expanded, c, shape)
                 }
@@ -262,7 +262,7 @@ mod sealed {
             expanded: &CudaView<'_, Self>,
             c: &mut impl DevicePtrMut<Self>,
             shape: &GemmShape,
-            gemm: &mut Option<Gemm>,
+            gemm: &mut Option<Box<Gemm>>,
         ) -> Result<(), GemmError> {
             // The ladder has no bf16 rungs: the library's dispatch (v18 or v15 in bf16, on
             // gpu's stream and module) multiplies. Its Gemm is kept for the next call, which
@@ -271,7 +271,7 @@ mod sealed {
                 .as_ref()
                 .is_none_or(|g| !g.runtime().shares_module_and_stream(gpu))
             {
-                *gemm = Some(Gemm::from_runtime(gpu.sharing()));
+                *gemm = Some(Box::new(Gemm::from_runtime(gpu.sharing())));
             }
             let gemm = gemm.as_ref().expect("just made");
             gemm.matmul(a, expanded, c, &MatmulDesc::new(shape.m, shape.n, shape.k))
@@ -557,6 +557,11 @@ impl Held for FastWeights {
 /// stays zero too), the expanded weights of the prefill path (fp16 or bf16 bits), and the
 /// library [`Gemm`] that multiplies bf16 expansions. Each buffer is shared with the CUDA graphs
 /// that captured a launch using it, which keep it when it is replaced.
+///
+/// The launches reach these buffers by address, outside cudarc's event tracking, so every
+/// launch using one `Scratch` must be queued on one stream: then the stream orders them. The
+/// library's [`Gemm`] holds one for its stream (shared by every `QuantizedWeights` multiplied
+/// through it); two streams, two `Scratch`es.
 #[derive(Default)]
 pub struct Scratch {
     padded_a: Option<Arc<CudaSlice<u16>>>,
@@ -565,7 +570,8 @@ pub struct Scratch {
     workspace: Option<Arc<CudaSlice<f32>>>,
     counters: Option<Arc<CudaSlice<u32>>>,
     expanded: Option<Arc<CudaSlice<u16>>>,
-    prefill_gemm: Option<Gemm>,
+    /// Boxed: a [`Gemm`] holds a `Scratch` for its quantized products.
+    prefill_gemm: Option<Box<Gemm>>,
 }
 
 impl Scratch {
