@@ -1335,3 +1335,26 @@ fn f32_products_with_b_nk_and_many_rows_copy_b_to_kn_first() {
         );
     }
 }
+
+/// The tensor-core column body (`thin_m_mma`, B `[k, n]`) launches one block per
+/// `kn_column_warps(n)` warps' worth of columns, and the kernel, which reads its width back
+/// from the grid, reads the same width.
+#[test]
+fn wide_column_blocks_are_launched_as_the_kernel_reads_them() {
+    use gemm_geometry::thin::{MMA_KN_COLUMNS, kn_column_warps, kn_column_warps_of_grid};
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for n in [8, 104, 4096, 8104, 8192, 8200, 14336, 16400, 28672, 57344] {
+            let p = problem(dtype, BLayout::Kn, 8, n, 4096);
+            let plan = choose(&caps, &p, Some("thin_m_mma")).unwrap();
+            let (x, y, z) = rust_gemm::api::dispatch::grid(plan.kernel, &caps, &p).unwrap();
+            let warps = kn_column_warps(n as u32);
+            assert_eq!(
+                (x, y, z),
+                ((n as u32).div_ceil(warps * MMA_KN_COLUMNS), 1, 1),
+                "n = {n}"
+            );
+            assert_eq!(kn_column_warps_of_grid(n as u32, x), warps, "n = {n}");
+        }
+    }
+}

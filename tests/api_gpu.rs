@@ -656,11 +656,18 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
             // The FMA thin_n is passed over at short k (`dispatch::passed_over`).
             let fallback_runs = if fallback == "thin_n" && k <= rust_gemm::api::dispatch::SHORT_K {
                 !chosen.starts_with("gemm_thin_")
+            } else if fallback == "v15" {
+                // Either tiled kernel: dispatch passes v15 over for `general_mma` where v15
+                // would load element by element.
+                chosen.starts_with("gemm_v15_") || chosen.starts_with("gemm_general_mma_")
             } else {
                 chosen.starts_with(&format!("gemm_{fallback}_"))
             };
+            // Never a tensor-core thin kernel (they need 16-byte rows); `general_mma`, which
+            // takes any alignment, may serve the short-k cases.
+            let thin_mma = chosen.starts_with("gemm_thin_") && chosen.contains("_mma_");
             assert!(
-                fallback_runs && !chosen.contains("_mma_"),
+                fallback_runs && !thin_mma,
                 "{m}×{n}×{k} {layout:?} misaligned: dispatch chose {chosen}"
             );
             checks += 2;
@@ -842,7 +849,7 @@ fn thin_sanitizer_subset() {
         (
             "thin_m_mma",
             &both,
-            &[(8, 104, 1000), (3, 200, 48), (8, 64, 1024)],
+            &[(8, 104, 1000), (3, 200, 48), (8, 64, 1024), (5, 8200, 40)],
         ),
         (
             "thin_m16_mma",
@@ -1017,6 +1024,49 @@ fn v13_short_m_sanitizer_subset() {
 fn thin_mma_f16() {
     thin_mma_sweep::<half::f16>("thin_m_mma");
     thin_mma_sweep::<half::f16>("thin_n_mma");
+}
+
+/// `thin_m_mma` with B `[k, n]` at n large enough for blocks of two and four warps side by
+/// side along n (`gemm_geometry::thin::kn_column_warps`), n ragged so that the last block's
+/// warps lie partly or wholly past n, k ragged, plain and with everything on, fp16 and bf16;
+/// and dispatch choosing it there.
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_mma_wide_column_blocks() {
+    use gemm_geometry::thin::kn_column_warps;
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    for (i, &(m, n, k)) in [
+        (1, 8104, 40),
+        (8, 8192, 263),
+        (5, 8200, 96),
+        (3, 16400, 40),
+        (8, 16384, 48),
+        (1, 24600, 263),
+    ]
+    .iter()
+    .enumerate()
+    {
+        eprintln!("{m}×{n}×{k}: {} column warps", kn_column_warps(n as u32));
+        let seed = 7700 + i as u64;
+        let base = Variant {
+            pad: None,
+            ..plain(m, n, k, BLayout::Kn, false)
+        };
+        for v in [base, everything_on(base, i)] {
+            for entry in [
+                check::<half::f16>(&stream, &gemm, v, Some("thin_m_mma"), seed),
+                check::<half::bf16>(&stream, &gemm, v, Some("thin_m_mma"), seed),
+                check::<half::f16>(&stream, &gemm, v, None, seed),
+            ] {
+                let entry = entry.unwrap_or_else(|| panic!("thin_m_mma refused {v:?}"));
+                assert!(entry.starts_with("gemm_thin_m_mma_"), "{entry}");
+                checks += 1;
+            }
+        }
+    }
+    assert!(checks > 0);
+    eprintln!("thin_m_mma wide column blocks: {checks} checks");
 }
 
 #[test]

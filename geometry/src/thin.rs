@@ -156,6 +156,48 @@ pub const MMA_KN_STAGE_BYTES: u32 = MMA_KN_STEP_K * MMA_KN_COLUMNS * 2;
 pub const MMA_KN_SHARED_BYTES: u32 =
     MMA_WARPS * MMA_KN_STAGE_BYTES + MMA_WARPS * THIN_MAX * MMA_KN_COLUMNS * 4;
 
+/// Most warps of a column-body block that sit side by side along n (what the kernel can run):
+/// a block covers `column_warps ·` [`MMA_KN_COLUMNS`] columns, its warps on different columns
+/// and, when fewer than [`MMA_WARPS`] sit side by side, the rest on different steps of k.
+pub const MMA_KN_MAX_COLUMN_WARPS: u32 = 8;
+/// The widest blocks [`kn_column_warps`] chooses: on the H100 (`docs/results/thin-kn-wide`),
+/// four warps side by side read B at 88–93% of the copy bandwidth at n = 57344 where eight
+/// read it at 87–89%.
+pub const MMA_KN_CHOSEN_COLUMN_WARPS: u32 = 4;
+/// Blocks the column body keeps, at least, when it widens them along n: about one per SM of an
+/// H100. At n = 8192 two warps side by side (128 blocks) measured 0.84–0.93 of the copy
+/// bandwidth against 0.79–0.88 with one (256 blocks); at n = 4096, 64 blocks of two were slower
+/// than 128 of one.
+pub const MMA_KN_MIN_BLOCKS: u32 = 128;
+
+/// Warps of a column-body block side by side along n for a B `[k, n]` with `n` columns: the
+/// widest of 1, 2 and 4 that still leaves [`MMA_KN_MIN_BLOCKS`] blocks. Wider blocks read
+/// longer runs of each row of B (`64 · column_warps` bytes): with one warp per block, each
+/// row of B is read 64 bytes at a time by each block, and at n ≥ 8192 the kernel read B at
+/// 0.65–0.88 of the copy bandwidth, against 0.89–0.97 for the same bytes as B `[n, k]`.
+pub const fn kn_column_warps(n: u32) -> u32 {
+    let mut warps = MMA_KN_CHOSEN_COLUMN_WARPS;
+    while warps > 1 && n.div_ceil(warps * MMA_KN_COLUMNS) < MMA_KN_MIN_BLOCKS {
+        warps /= 2;
+    }
+    warps
+}
+
+/// Warps side by side along n in a column-body launch of `grid_x` blocks over `n` columns, as
+/// the kernel derives it from its grid: the fewest of 1, 2, 4 and 8 with which the blocks cover
+/// every column at once ([`MMA_KN_MAX_COLUMN_WARPS`] if none does; the blocks then loop). The
+/// host's grid of `n.div_ceil(kn_column_warps(n) · MMA_KN_COLUMNS)` blocks gives back
+/// [`kn_column_warps`]`(n)`.
+pub const fn kn_column_warps_of_grid(n: u32, grid_x: u32) -> u32 {
+    let mut warps = 1;
+    while warps < MMA_KN_MAX_COLUMN_WARPS
+        && (grid_x as u64) * ((warps * MMA_KN_COLUMNS) as u64) < n as u64
+    {
+        warps *= 2;
+    }
+    warps
+}
+
 /// Elements of `element_bytes` bytes per 16-byte chunk.
 pub const fn chunk_elements(element_bytes: u32) -> u32 {
     CHUNK_BYTES / element_bytes
@@ -203,5 +245,38 @@ mod tests {
         assert_eq!(KN_SHARED_BYTES, 16_384 + 16_384);
         assert_eq!(MMA_DOT_SHARED_BYTES, 4096);
         assert_eq!(MMA_KN_SHARED_BYTES, 8192 + 8192);
+    }
+
+    #[test]
+    fn column_warps_widen_only_while_enough_blocks_remain_and_round_trip_through_the_grid() {
+        for (n, warps) in [
+            (1, 1),
+            (4096, 1),
+            (8100, 1),
+            (8192, 2),
+            (11008, 2),
+            (14336, 2),
+            (16256, 2),
+            (16384, 4),
+            (57344, 4),
+            (1 << 30, 4),
+        ] {
+            assert_eq!(kn_column_warps(n), warps, "n = {n}");
+        }
+        for n in [
+            1, 31, 32, 33, 4095, 8192, 8200, 12288, 14336, 16400, 24577, 28672, 49152, 57344, 65537,
+        ] {
+            let warps = kn_column_warps(n);
+            let grid = n.div_ceil(warps * MMA_KN_COLUMNS);
+            assert_eq!(kn_column_warps_of_grid(n, grid), warps, "n = {n}");
+            // Launched with one warp per block's worth of columns, the kernel keeps one.
+            assert_eq!(
+                kn_column_warps_of_grid(n, n.div_ceil(MMA_KN_COLUMNS)),
+                1,
+                "n = {n}"
+            );
+        }
+        // A grid too small for eight warps per block still reads as eight (the blocks loop).
+        assert_eq!(kn_column_warps_of_grid(1 << 20, 1), 8);
     }
 }

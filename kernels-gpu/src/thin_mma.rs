@@ -37,10 +37,14 @@
 //!   memory, XOR-swizzled so that neither the stores nor the reads conflict, and reads the B
 //!   fragments back with `ldmatrix.trans`; A's rows give the A fragment (rows 8–15 zero). The
 //!   result's first 8 rows are C's rows, and lane `(g, q)` holds columns `8j + 2q, 8j + 2q + 1`
-//!   of row `g` in n-tile `j`.
+//!   of row `g` in n-tile `j`. Where n is large, 2 or 4 warps of a block sit side by side
+//!   along n ([`kn_column_warps`], which the kernel reads back from its grid), so that a block
+//!   reads 128 or 256 bytes of each row of B instead of 64: at n = 28672 and 57344 that took
+//!   B from 65–82% to 85–92% of the copy bandwidth (`docs/results/thin-kn-wide`).
 //!
-//! In both, a block's [`MMA_WARPS`] warps work on the same tile of C, warp `w` on steps
-//! `w, w + 8, w + 16, …` of k (so the block reads long runs of each row), each with
+//! In both, a block's [`MMA_WARPS`] warps work on the same tile of C (of one column warp's 32
+//! columns, in the column body), warp `w` on steps `w, w + 8, w + 16, …` of k (`w / c`, in
+//! steps of `8 / c`, with `c` column warps), so the block reads long runs of each row, each with
 //! [`MMA_DOT_UNROLL`] or [`MMA_KN_UNROLL`] steps of loads in flight. At the end, the warps'
 //! partial tiles go to shared memory and are added in warp order: no atomics, no sum across
 //! blocks, results bit-identical from run to run. The last, partial step of k is read element
@@ -67,11 +71,12 @@ use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
     MMA_DOT_ROWS, MMA_DOT_STEP_K, MMA_DOT_UNROLL, MMA_KN_COLUMNS, MMA_KN_STAGE_BYTES,
     MMA_KN_STEP_K, MMA_KN_UNROLL, MMA_THREADS, MMA_WARPS, THIN_MAX, WIDE_MAX,
+    kn_column_warps_of_grid,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::thin::{MMA_DOT_SHARED_BYTES, MMA_KN_SHARED_BYTES};
+use gemm_geometry::thin::{MMA_DOT_SHARED_BYTES, MMA_KN_SHARED_BYTES, kn_column_warps};
 
 // The bodies below are unrolled for exactly these numbers.
 const _: () = assert!(MMA_DOT_UNROLL == 4 && MMA_KN_UNROLL == 4 && MMA_WARPS == 8);
@@ -411,7 +416,14 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
     let (g, q) = (lane / 4, lane % 4);
     let (m, n, k) = (args.m, args.n, args.k);
     let full_steps = k / MMA_KN_STEP_K;
-    let groups = n.div_ceil(MMA_KN_COLUMNS);
+    // The block's warps: `column_warps` side by side along n (read from the grid the host
+    // chose, `kn_column_warps`), each 32 columns wide; the `k_warps` in each column take
+    // every `k_warps`-th step of k.
+    let column_warps = kn_column_warps_of_grid(n, grid_dim_x());
+    let k_warps = MMA_WARPS / column_warps;
+    let (warp_column, warp_k) = (warp % column_warps, warp / column_warps);
+    let block_columns = column_warps * MMA_KN_COLUMNS;
+    let groups = n.div_ceil(block_columns);
     let ldb_bytes = args.ldb as u64 * BYTES;
     // Lanes past A's rows read the last one: their rows of the tile are not stored.
     let a_row = if g < m { g } else { m - 1 };
@@ -437,8 +449,9 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
         let a_start = a_item + a_row as u64 * args.lda as u64 * BYTES;
         let mut group = block_x();
         while group < groups {
-            // < n + 32 ≤ 2³¹ + 31: no wrap.
-            let first_col = group * MMA_KN_COLUMNS;
+            // < n + 256 ≤ 2³¹ + 255: no wrap.
+            let block_first_col = group * block_columns;
+            let first_col = block_first_col + warp_column * MMA_KN_COLUMNS;
             let column = first_col + 8 * q;
             let whole = column + 8 <= n;
             // This lane's chunk in B's row 0 (read only where column < n).
@@ -446,16 +459,16 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
             let b_row = |row: u32| b_lane + row as u64 * ldb_bytes;
             let a_at = |index: u32| a_start + index as u64 * BYTES;
             let mut acc = [[0.0f32; 4]; 4];
-            let mut step = warp;
+            let mut step = warp_k;
             // Only the last block column can hold columns past n: the others take the
             // unrolled loop, with no element-by-element path in it to cost registers.
             let whole_block = first_col + MMA_KN_COLUMNS <= n;
-            while whole_block && step + MMA_WARPS * (MMA_KN_UNROLL - 1) < full_steps {
+            while whole_block && step + k_warps * (MMA_KN_UNROLL - 1) < full_steps {
                 // Every load of the group goes out before any is used.
                 let mut raw = [[[0u32; 4]; 2]; 4];
                 let mut a = [[0u32; 2]; 4];
                 seq!(u in 0..4 {
-                    let k0 = (step + MMA_WARPS * u) * MMA_KN_STEP_K;
+                    let k0 = (step + k_warps * u) * MMA_KN_STEP_K;
                     // SAFETY: rows k0 + g, k0 + 8 + g < k of B, whole 16-byte-aligned chunks
                     // (whole_block); elements k0 + 2q .. of A's row, 4-byte aligned (the
                     // module's preconditions).
@@ -468,7 +481,7 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
                     // SAFETY: the lane's own addresses; the whole warp is here.
                     unsafe { column_step::<E>(&mut acc, &raw[u], &a[u], store_at, load_at) };
                 });
-                step += MMA_WARPS * MMA_KN_UNROLL;
+                step += k_warps * MMA_KN_UNROLL;
             }
             while step < full_steps {
                 let k0 = step * MMA_KN_STEP_K;
@@ -484,7 +497,7 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
                     ];
                     column_step::<E>(&mut acc, &raw, &a, store_at, load_at);
                 }
-                step += MMA_WARPS;
+                step += k_warps;
             }
             if step == full_steps && !k.is_multiple_of(MMA_KN_STEP_K) {
                 // The partial last step: this warp's, rows and A's elements past k zero.
@@ -518,16 +531,27 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
                 });
             });
             sync_threads();
-            // Thread (r, c) finishes row r, column c of the block's tile.
-            let (r, c) = (thread / MMA_KN_COLUMNS, thread % MMA_KN_COLUMNS);
-            if r < m && first_col + c < n {
-                let mut sum = 0.0f32;
-                seq!(w in 0..8 {
-                    // SAFETY: inside the partial sums, written before the barrier.
-                    sum += unsafe { *partials.add(((w * THIN_MAX + r) * MMA_KN_COLUMNS + c) as usize) };
-                });
-                // SAFETY: r < m and first_col + c < n.
-                unsafe { store::<E>(args, c_item, r, first_col + c, sum) };
+            // Thread t finishes outputs t, t + 256, … of the block's THIN_MAX × block_columns
+            // tile (one with a single column warp), each the sum of its column's k warps in
+            // warp order.
+            let mut output = thread;
+            while output < THIN_MAX * block_columns {
+                let (r, c) = (output / block_columns, output % block_columns);
+                let (column_warp, c_in_warp) = (c / MMA_KN_COLUMNS, c % MMA_KN_COLUMNS);
+                if r < m && block_first_col + c < n {
+                    let mut sum = 0.0f32;
+                    let mut w = column_warp;
+                    while w < MMA_WARPS {
+                        // SAFETY: inside the partial sums, written before the barrier.
+                        sum += unsafe {
+                            *partials.add(((w * THIN_MAX + r) * MMA_KN_COLUMNS + c_in_warp) as usize)
+                        };
+                        w += column_warps;
+                    }
+                    // SAFETY: r < m and block_first_col + c < n.
+                    unsafe { store::<E>(args, c_item, r, block_first_col + c, sum) };
+                }
+                output += MMA_THREADS;
             }
             // The partials are read before the next group's are written.
             sync_threads();

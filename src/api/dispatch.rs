@@ -1571,6 +1571,13 @@ pub fn split_grid(
         GridKind::ColumnsRows => Some((fits_x(columns)?, rows.min(MAX_YZ) as u32, z)),
         GridKind::Thin => match spec.shape {
             ShapeClass::ThinN => Some((fits_x(rows)?, 1, z)),
+            // The tensor-core column body widens its blocks along n where n allows (the kernel
+            // reads the width back from the grid).
+            _ if spec.name == "thin_m_mma" && spec.b_layout == BLayout::Kn => {
+                let n = u32::try_from(problem.n).ok()?;
+                let block_columns = geometry::thin::kn_column_warps(n) * spec.block_tile_n;
+                Some((fits_x(n.div_ceil(block_columns) as u64)?, 1, z))
+            }
             _ => Some((fits_x(columns)?, 1, z)),
         },
         GridKind::Persistent => {
