@@ -291,7 +291,7 @@ fn replay_and_check<T: QuantizedActivation>(
 
 /// Captures the sequence at m = 1, 16, 64 and 300 (decode, batched decode where the device has
 /// it, prefill) and replays each graph three times with new inputs; then, after the larger m
-/// have grown the weights' scratch and the `Gemm`'s workspace, replays every graph again: each
+/// have grown the `Gemm`'s quantized scratch and split-K workspace, replays every graph again: each
 /// kept the buffers it was captured with.
 fn graph_sequences<T: QuantizedActivation>() {
     let (stream, gemm) = capturable();
@@ -478,7 +478,7 @@ fn assert_same_bits<T: GemmElement>(what: &str, replayed: &[T], eager: &[T]) {
     }
 }
 
-/// A graph keeps what it captured: after larger products have replaced the weights' scratch
+/// A graph keeps what it captured: after larger products have replaced the quantized scratch
 /// and the `Gemm`'s workspace, and after the `QuantizedWeights` and the `Gemm` themselves are
 /// dropped (the TMA descriptors and the kernels' module with them), each replay gives what the
 /// eager call before the capture gave.
@@ -500,7 +500,7 @@ fn graphs_outlive_the_buffers_they_captured() {
         let graph = gemm.capture(|gemm| qw.matmul(gemm, &x, &mut y, m)).unwrap();
         graphs.push((m, x_host, x, y, eager, reproducible, graph));
     }
-    // Larger products grow the weights' scratch and the Gemm's split-K workspace, replacing the
+    // Larger products grow the Gemm's quantized scratch and split-K workspace, replacing the
     // buffers the graphs use; then the weights and the Gemm go.
     for m in [64, 256, 2048] {
         let (_, x) = device_random::<f16>(&stream, m * k, 50 + m as u64);

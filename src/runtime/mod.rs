@@ -329,7 +329,7 @@ impl Runtime {
                 what: format!(
                     "{} would allocate or upload device memory during the capture; prepare it \
                      before capturing: run the same calls once eagerly (same buffers and m), \
-                     or reserve the quantized weights' scratch (QuantizedWeights::reserve)",
+                     or reserve the quantized products' scratch (QuantizedWeights::reserve)",
                     what()
                 ),
             });
