@@ -544,7 +544,8 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
                     while w < MMA_WARPS {
                         // SAFETY: inside the partial sums, written before the barrier.
                         sum += unsafe {
-                            *partials.add(((w * THIN_MAX + r) * MMA_KN_COLUMNS + c_in_warp) as usize)
+                            *partials
+                                .add(((w * THIN_MAX + r) * MMA_KN_COLUMNS + c_in_warp) as usize)
                         };
                         w += column_warps;
                     }
