@@ -135,3 +135,65 @@ fn check(y: &[f16], expected: &[(f64, f64)], k: usize, m: usize, n: usize) -> Re
         )),
     }
 }
+
+/// Weight matrices of different k through one `Gemm`, whose scratch they share: a product with
+/// a long k leaves its A in the padded copy, and a later product with a k off the kernels'
+/// 128-row chunks must not read that as its padding (the signed codes' padding decodes to
+/// values that are not zero, so stale activations would change its outputs).
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn weights_of_different_k_share_one_gemm() {
+    let ctx = CudaContext::new(0).expect("a CUDA device");
+    let stream = ctx.new_stream().expect("a stream");
+    let gemm = gemm_on(&stream);
+    let group = 32;
+    let layers: Vec<_> = [
+        (1024, 40, WeightFormat::Signed(4)),
+        (160, 24, WeightFormat::Signed(8)),
+        (96, 56, WeightFormat::Unsigned(7)),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, &(k, n, format))| {
+        let w: Vec<f32> = random(k * n, 0x600 + i as u64)
+            .iter()
+            .map(|&v| v as f32)
+            .collect();
+        let qw = QuantizedWeights::quantize(&gemm, &w, k, n, format, Group::Rows(group))
+            .expect("quantize");
+        (
+            k,
+            n,
+            format,
+            qw,
+            quantize(&w, k, n, format, group, false).expect("reference"),
+        )
+    })
+    .collect();
+    for m in [1, 5, 16, 40] {
+        // Longest k first, then the others, twice round: every product after the first finds
+        // another layer's activations in the shared padded copy.
+        for round in 0..2 {
+            for (i, (k, n, format, qw, reference)) in layers.iter().enumerate() {
+                let (k, n) = (*k, *n);
+                let x: Vec<f16> = random(m * k, 0xB00 + 64 * round + 8 * i as u64 + m as u64)
+                    .iter()
+                    .map(|&v| f16::from_f64(4.0 * v))
+                    .collect();
+                let x_dev = stream.clone_htod(&x).expect("x");
+                let mut y_dev = stream.clone_htod(&vec![f16::NAN; m * n]).expect("y");
+                qw.matmul(&gemm, &x_dev, &mut y_dev, m).expect("matmul");
+                let y = stream.clone_dtoh(&y_dev).expect("y back");
+                let path = qw.path(&gemm, m);
+                let used =
+                    reference.dequantize_as(weight_rounding(path, *format, ActivationType::F16));
+                check(&y, &expected_outputs(&x, &used, m, n, k), k, m, n).unwrap_or_else(|e| {
+                    panic!("m {m} ({path:?}), layer {i} (k {k}, {format}), round {round}: {e}")
+                });
+            }
+        }
+        println!(
+            "m {m:>2}: three layers of k = 1024, 160, 96 through one Gemm, twice round, all within tolerance"
+        );
+    }
+}

@@ -932,6 +932,22 @@ pub fn launch_decode_kernel<T: ActivationElement>(
             needs(true).padded_a,
             "the padded copy of A (A's rows must span whole chunks of k and start on 16-byte boundaries)",
         )?);
+        if w.k_pad != w.k {
+            // The kernel reads each row up to k_pad, so the tail past k must be zero. The buffer
+            // is the `Gemm`'s, shared by weights of every k: an earlier call with a longer k
+            // left its A there, so the rows are cleared on every call, not only when allocated.
+            // SAFETY: the scratch holds at least m·k_pad 16-bit elements (`needs(true)`), on this
+            // runtime's context; the memset is queued on the stream its users run on.
+            unsafe {
+                cudarc::driver::result::memset_d8_async(
+                    padded,
+                    0,
+                    m * w.k_pad * 2,
+                    stream.cu_stream(),
+                )
+            }
+            .map_err(|e| GemmError::cuda("clearing the padded copy of A", e))?;
+        }
         for row in 0..m {
             let (src, dst) = (
                 a_address + (row * w.k * 2) as u64,
