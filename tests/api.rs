@@ -515,7 +515,13 @@ fn thin_products_go_to_the_thin_kernels() {
                                 plan.kernel.entry,
                                 format!("gemm_{name}_{element}_{}", layout.label()),
                             );
-                            assert_eq!(plan.kernel.grid, GridKind::Thin);
+                            // The tensor-core column body's blocks widen along n.
+                            let grid = if name == "thin_m_mma" && layout == BLayout::Kn {
+                                GridKind::ThinWideColumns
+                            } else {
+                                GridKind::Thin
+                            };
+                            assert_eq!(plan.kernel.grid, grid);
                             if name == first {
                                 let fastest = format!(
                                     "the fastest {} kernel for B {}",
@@ -799,7 +805,10 @@ fn thin_kernels_come_first_in_every_list() {
         }
     }
     // The thin entries' shared memory and threads come from gemm-geometry.
-    for spec in KERNELS.iter().filter(|k| k.grid == GridKind::Thin) {
+    for spec in KERNELS
+        .iter()
+        .filter(|k| matches!(k.grid, GridKind::Thin | GridKind::ThinWideColumns))
+    {
         let threads = if spec.name.ends_with("_mma") {
             gemm_geometry::thin::MMA_THREADS
         } else {

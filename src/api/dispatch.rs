@@ -61,6 +61,10 @@ pub enum GridKind {
     /// (`thin_m`: `block_tile_n` columns of C; `thin_n`: `block_tile_m` rows), batch items
     /// along z (at most 65 535: the kernel walks the rest in steps of the grid).
     Thin,
+    /// As [`GridKind::Thin`] for `thin_m`, with blocks of
+    /// [`kn_column_warps`](gemm_geometry::thin::kn_column_warps)`(n) · block_tile_n` columns of
+    /// C (the tensor-core column body, which reads the width back from its grid).
+    ThinWideColumns,
 }
 
 /// Which shapes a kernel serves.
@@ -426,12 +430,13 @@ const fn thin_mma(
     shape: ShapeClass,
 ) -> KernelSpec {
     use geometry::thin;
-    let (name, block_tile_m, block_tile_n, shared_bytes) = match (shape, b_layout) {
+    let (name, block_tile_m, block_tile_n, shared_bytes, grid) = match (shape, b_layout) {
         (ShapeClass::ThinN, _) => (
             "thin_n_mma",
             thin::MMA_DOT_ROWS,
             thin::THIN_MAX,
             thin::MMA_DOT_SHARED_BYTES,
+            GridKind::Thin,
         ),
         // B [n, k] only: there is no wide column body.
         (ShapeClass::WideThinM, _) => (
@@ -439,18 +444,22 @@ const fn thin_mma(
             thin::WIDE_MAX,
             thin::MMA_DOT_ROWS,
             thin::MMA_WIDE_DOT_SHARED_BYTES,
+            GridKind::Thin,
         ),
+        // The column body: blocks widen along n where n allows.
         (_, BLayout::Kn) => (
             "thin_m_mma",
             thin::THIN_MAX,
             thin::MMA_KN_COLUMNS,
             thin::MMA_KN_SHARED_BYTES,
+            GridKind::ThinWideColumns,
         ),
         (_, BLayout::Nk) => (
             "thin_m_mma",
             thin::THIN_MAX,
             thin::MMA_DOT_ROWS,
             thin::MMA_DOT_SHARED_BYTES,
+            GridKind::Thin,
         ),
     };
     KernelSpec {
@@ -466,7 +475,7 @@ const fn thin_mma(
         block_tile_m,
         block_tile_n,
         shared_bytes,
-        grid: GridKind::Thin,
+        grid,
         shape,
         split_k: false,
         blocks_per_sm: thin::MMA_MIN_BLOCKS_PER_SM,
@@ -1571,15 +1580,13 @@ pub fn split_grid(
         GridKind::ColumnsRows => Some((fits_x(columns)?, rows.min(MAX_YZ) as u32, z)),
         GridKind::Thin => match spec.shape {
             ShapeClass::ThinN => Some((fits_x(rows)?, 1, z)),
-            // The tensor-core column body widens its blocks along n where n allows (the kernel
-            // reads the width back from the grid).
-            _ if spec.name == "thin_m_mma" && spec.b_layout == BLayout::Kn => {
-                let n = u32::try_from(problem.n).ok()?;
-                let block_columns = geometry::thin::kn_column_warps(n) * spec.block_tile_n;
-                Some((fits_x(n.div_ceil(block_columns) as u64)?, 1, z))
-            }
             _ => Some((fits_x(columns)?, 1, z)),
         },
+        GridKind::ThinWideColumns => {
+            let n = u32::try_from(problem.n).ok()?;
+            let block_columns = geometry::thin::kn_column_warps(n) * spec.block_tile_n;
+            Some((fits_x(n.div_ceil(block_columns) as u64)?, 1, z))
+        }
         GridKind::Persistent => {
             let work = tiles.checked_mul(items)?;
             u32::try_from(work).ok()?;
