@@ -1111,11 +1111,12 @@ fn few_tiles_with_long_k_are_split() {
 fn a_forced_split_is_made_refused_or_passed_over() {
     let caps = hopper();
     let p = problem(DType::F16, BLayout::Kn, 256, 256, 1000);
-    // Forced: 3 slices of 384, 384, 232.
+    // Forced: 3 slices of 384, 384, 232 (v18's 64 × 64-tile sibling: 2 tiles of v18's, 16 of
+    // its own).
     let plan = choose_split(&caps, &p, None, Some(3)).unwrap();
     assert_eq!(
         (plan.kernel.name, plan.splits, plan.k_chunk),
-        ("v18", 3, 384)
+        ("v18_m64", 3, 384)
     );
     // 1: never split, even where dispatch would.
     let small = problem(DType::F16, BLayout::Kn, 16, 4096, 4096);
@@ -1177,7 +1178,8 @@ fn split_plans_respect_their_limits_on_every_shape() {
                         let bytes = 4 * plan.splits as u64 * (m * n) as u64;
                         assert!(bytes <= MAX_WORKSPACE_BYTES);
                         assert!(
-                            plan.grid.0 as usize <= caps.sm_count
+                            plan.grid.0 as usize
+                                <= caps.sm_count * plan.kernel.blocks_per_sm as usize
                                 || plan.kernel.grid != GridKind::Persistent
                         );
                     }
@@ -1366,4 +1368,68 @@ fn wide_column_blocks_are_launched_as_the_kernel_reads_them() {
             assert_eq!(kn_column_warps_of_grid(n as u32, x), warps, "n = {n}");
         }
     }
+}
+
+#[test]
+fn mid_m_products_take_the_small_tiles_where_the_cost_model_says() {
+    // Forced against v18 on the H100 (docs/results/v18-m64, run 1, fp16, ratios to cuBLAS kn/nk):
+    // 64×4096×4096 0.82/0.85 against v18's 0.73/0.71, 256×4096×4096 1.11/1.16 against
+    // 0.73/0.70, 512³ 1.46 against 1.07; but 1024×4096×4096 0.63/0.67 against 1.11/1.06,
+    // 256×11008×4096 0.81/0.84 against 0.94/0.96, 256×4096×14336 0.71/0.77 against 0.91/0.91.
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            for (m, n, k) in [(64, 4096, 4096), (256, 4096, 4096), (512, 512, 512)] {
+                let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                assert_eq!(plan.kernel.name, "v18_m64", "{m}×{n}×{k}: {}", plan.reason);
+                assert!(plan.grid.0 as usize <= 2 * caps.sm_count, "{:?}", plan.grid);
+            }
+            for (m, n, k) in [
+                (1024, 4096, 4096),
+                (256, 11008, 4096),
+                (256, 4096, 14336),
+                (4096, 4096, 4096),
+            ] {
+                let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                assert_eq!(plan.kernel.name, "v18", "{m}×{n}×{k}: {}", plan.reason);
+                assert!(
+                    plan.reason.contains("v18_m64") && plan.reason.contains("less than half"),
+                    "{}",
+                    plan.reason
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn tma_boxes_are_the_geometry_modules() {
+    use gemm_geometry::{v17, v18_m64, v19};
+    use rust_gemm::api::dispatch::tma_boxes;
+    let mut seen = 0;
+    for spec in KERNELS.iter().filter(|s| s.tensor_maps) {
+        let (a, b_nk, b_kn) = match (spec.name, spec.dtype) {
+            ("v18", _) => (v17::A_BOX, v17::B_NK_BOX, Some(v17::B_KN_BOX)),
+            ("v18_m64", _) => (v18_m64::A_BOX, v18_m64::B_NK_BOX, Some(v18_m64::B_KN_BOX)),
+            // v19 reads B only [n, k] (a [k, n] B is copied transposed first).
+            ("v19", DType::Tf32) => (v19::A_BOX, v19::B_NK_BOX, None),
+            other => panic!("a TMA kernel without a geometry check: {other:?}"),
+        };
+        assert_eq!(
+            tma_boxes(spec, spec.dtype, BLayout::Nk),
+            (a, b_nk),
+            "{}",
+            spec.entry
+        );
+        if let Some(b_kn) = b_kn {
+            assert_eq!(
+                tma_boxes(spec, spec.dtype, BLayout::Kn),
+                (a, b_kn),
+                "{}",
+                spec.entry
+            );
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, 10);
 }

@@ -331,6 +331,65 @@ fn v18_c_alignment_bf16() {
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_m64_c_alignment_f16() {
+    tma_c_alignment_sweep::<half::f16>("v18_m64", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_m64_c_alignment_bf16() {
+    tma_c_alignment_sweep::<half::bf16>("v18_m64", false);
+}
+
+/// The small-tile entries over more tiles than the persistent grid has blocks (two per SM),
+/// so that every block walks several tiles and the stage ring and barrier phases run on from
+/// tile to tile: ragged m, n and k, a long k, a batch, split-K, both layouts and both 16-bit
+/// types, against the f64 reference.
+fn tma_m64_many_tiles<T: GemmElement>() {
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    // 5 × 65 = 325 tiles (n ragged); 1 × 64 = 64 tiles over k = 4096 (64 k-steps each); a batch of 3
+    // items of 3 × 41 tiles.
+    for (i, (m, n, k, batch)) in [
+        (300, 4104, 520, 1),
+        (64, 4096, 4096, 1),
+        (130, 2600, 1000, 3),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            for split_k in [None, Some(3)] {
+                let v = Variant {
+                    batch,
+                    split_k,
+                    ..plain(m, n, k, layout, false)
+                };
+                let seed = 12_000 + 10 * i as u64 + split_k.unwrap_or(1) as u64;
+                let entry = check::<T>(&stream, &gemm, v, Some("v18_m64"), seed)
+                    .unwrap_or_else(|| panic!("v18_m64 refused {v:?}"));
+                assert!(entry.starts_with("gemm_v18_m64_"), "{entry}");
+                checks += 1;
+            }
+        }
+    }
+    eprintln!("v18_m64: many-tile checks: {checks}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_m64_many_tiles_f16() {
+    tma_m64_many_tiles::<half::f16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_m64_many_tiles_bf16() {
+    tma_m64_many_tiles::<half::bf16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn v19_c_alignment_tf32() {
     tma_c_alignment_sweep::<f32>("v19", true);
 }

@@ -25,6 +25,7 @@ pub mod v14;
 pub mod v15;
 pub mod v16;
 pub mod v17;
+pub mod v18_m64;
 pub mod v19;
 pub mod v20;
 pub mod v21;

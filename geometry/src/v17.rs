@@ -28,6 +28,8 @@ pub const SWIZZLE_ELEMENTS: u32 = SWIZZLE_BYTES / ELEMENT_BYTES;
 pub const CONSUMER_WARPGROUPS: u32 = 2;
 /// Rows of the block tile per consumer warpgroup (one `wgmma` m64 tile).
 pub const WARPGROUP_ROWS: u32 = BLOCK_TILE_M / CONSUMER_WARPGROUPS;
+/// fp32 accumulators per consumer thread: a warpgroup's 64 × 256 slice over its 128 threads.
+pub const ACCUMULATORS: u32 = WARPGROUP_ROWS * BLOCK_TILE_N / 128;
 /// Threads of the consumer warpgroups: 256.
 pub const CONSUMER_THREADS: u32 = CONSUMER_WARPGROUPS * 128;
 /// Threads of the producer warp (one of which issues the TMA copies).
@@ -93,5 +95,6 @@ mod tests {
         assert_eq!(A_TILE_BYTES % 1024, 0);
         assert_eq!(STAGE_BYTES % 1024, 0);
         assert_eq!(THREADS, 288);
+        assert_eq!(ACCUMULATORS, 128);
     }
 }

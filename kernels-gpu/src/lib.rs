@@ -57,6 +57,8 @@ pub mod tile_order;
 pub mod tma;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma_gemm;
+#[cfg(target_feature = "sm_90a")]
+pub mod tma_gemm_m64;
 pub mod transpose;
 
 /// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error

@@ -543,21 +543,23 @@ macro_rules! accumulators_128 {
     };
 }
 
-/// One `wgmma.mma_async` m64n256k16 with fp32 accumulators, `$ty` inputs (`"f16"` or
-/// `"bf16"`), A K-major (`imm-trans-a = 0`) and the given `imm-trans-b`; `$dir` is `inout`
-/// (the accumulators are read, then `scale-d` decides whether they count) or `out` (they are
-/// only written: `scale-d` must be 0). Hopper-only (sm_90a), like its two users.
+/// One `wgmma.mma_async` m64nNk16 with fp32 accumulators, `$ty` inputs (`"f16"` or
+/// `"bf16"`), A K-major (`imm-trans-a = 0`) and the given `imm-trans-b`: `$count`
+/// accumulators (N = 256: 128, N = 64: 32), `$shape` the instruction's shape
+/// (`"m64n256k16"`), `$operands` the accumulator operands `{0}, …` as one string. `$dir` is
+/// `inout` (the accumulators are read, then `scale-d` decides whether they count) or `out`
+/// (they are only written: `scale-d` must be 0). Hopper-only (sm_90a), like its users.
 #[cfg(target_feature = "sm_90a")]
-macro_rules! wgmma_m64n256k16_asm {
-    ($ty:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
-        seq!(i in 0..128 {
+macro_rules! wgmma_k16_asm {
+    ($count:literal, $shape:literal, $operands:expr, $ty:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
+        seq!(i in 0..$count {
             // SAFETY: the caller of the enclosing function upholds its contract.
             unsafe {
                 core::arch::asm!(
                 "{{ .reg .pred accumulate;",
                 "setp.ne.b32 accumulate, {scale_d}, 0;",
-                concat!("wgmma.mma_async.sync.aligned.m64n256k16.f32.", $ty, ".", $ty, " {{"),
-                accumulators_128!(),
+                concat!("wgmma.mma_async.sync.aligned.", $shape, ".f32.", $ty, ".", $ty, " {{"),
+                $operands,
                 // scale-d (predicate), imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b.
                 "}}, {a}, {b}, accumulate, 1, 1, 0, {trans_b}; }}",
                     #($dir(reg32) $acc[i],)*
@@ -575,7 +577,7 @@ macro_rules! wgmma_m64n256k16_asm {
 /// One `wgmma.mma_async` m64n256 with fp32 accumulators whose operands are both K-major and
 /// take no `imm-trans` arguments: `$form` is the shape and types, `"m64n256k8.f32.tf32.tf32"`
 /// or `"m64n256k32.f32.e4m3.e4m3"` (and the other FP8 pairs). TF32 and FP8 `wgmma` have no
-/// transposing form; `$dir` as in [`wgmma_m64n256k16_asm`].
+/// transposing form; `$dir` as in [`wgmma_k16_asm`].
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_m64n256_k_major_asm {
     ($form:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident) => {
@@ -623,9 +625,31 @@ pub unsafe fn wgmma_m64n256k16<const BF16: bool, const TRANS_B: u32>(
 ) {
     let scale_d = accumulate as u32;
     if BF16 {
-        wgmma_m64n256k16_asm!("bf16", inout, acc, a, b, scale_d, TRANS_B);
+        wgmma_k16_asm!(
+            128,
+            "m64n256k16",
+            accumulators_128!(),
+            "bf16",
+            inout,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
     } else {
-        wgmma_m64n256k16_asm!("f16", inout, acc, a, b, scale_d, TRANS_B);
+        wgmma_k16_asm!(
+            128,
+            "m64n256k16",
+            accumulators_128!(),
+            "f16",
+            inout,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
     }
 }
 
@@ -645,9 +669,116 @@ pub unsafe fn wgmma_m64n256k16_overwrite<const BF16: bool, const TRANS_B: u32>(
 ) {
     let scale_d = 0u32;
     if BF16 {
-        wgmma_m64n256k16_asm!("bf16", out, acc, a, b, scale_d, TRANS_B);
+        wgmma_k16_asm!(
+            128,
+            "m64n256k16",
+            accumulators_128!(),
+            "bf16",
+            out,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
     } else {
-        wgmma_m64n256k16_asm!("f16", out, acc, a, b, scale_d, TRANS_B);
+        wgmma_k16_asm!(
+            128,
+            "m64n256k16",
+            accumulators_128!(),
+            "f16",
+            out,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
+    }
+}
+
+/// [`wgmma_m64n256k16`] on a 64×64×16 tile: `wgmma.mma_async.m64n64k16` with 32 accumulators
+/// per thread, the same fragment layout (column blocks j = 0..7) and descriptors (a `[k, n]` B
+/// tile is one 64-column slab).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n64k16<const BF16: bool, const TRANS_B: u32>(
+    acc: &mut [f32; 32],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    let scale_d = accumulate as u32;
+    if BF16 {
+        wgmma_k16_asm!(
+            32,
+            "m64n64k16",
+            accumulators_32!(),
+            "bf16",
+            inout,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
+    } else {
+        wgmma_k16_asm!(
+            32,
+            "m64n64k16",
+            accumulators_32!(),
+            "f16",
+            inout,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
+    }
+}
+
+/// [`wgmma_m64n64k16`]'s output-only form (see [`wgmma_m64n256k16_overwrite`]).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n64k16_overwrite<const BF16: bool, const TRANS_B: u32>(
+    acc: &mut [f32; 32],
+    a: u64,
+    b: u64,
+) {
+    let scale_d = 0u32;
+    if BF16 {
+        wgmma_k16_asm!(
+            32,
+            "m64n64k16",
+            accumulators_32!(),
+            "bf16",
+            out,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
+    } else {
+        wgmma_k16_asm!(
+            32,
+            "m64n64k16",
+            accumulators_32!(),
+            "f16",
+            out,
+            acc,
+            a,
+            b,
+            scale_d,
+            TRANS_B
+        );
     }
 }
 

@@ -14,6 +14,14 @@
 //! 2-D, plain fp16 stores. The library entries `gemm_v18_*` (in v18) instantiate the other
 //! combinations with the fused epilogue ([`library_gemm`]).
 //!
+//! The block is generic too, through three numbers: consumer warpgroups (64 rows of the tile
+//! each), accumulators per thread (N/2 for an N-column tile: 128 for v17's 256 columns, 32 for
+//! 64) and pipeline stages. Every rung and entry above uses v17's (2, 128, 4: 128 × 256 tiles);
+//! the library's small-tile entries `gemm_v18_m64_*` ([`crate::tma_gemm_m64`]) use (1, 32, 6):
+//! 64 × 64 tiles, one `[k, n]` slab of B per stage, `wgmma … m64n64k16`. The layouts and
+//! descriptors below hold for both (the sizes given are v17's); only the counts of rows, slabs
+//! and accumulators change.
+//!
 //! ## Shared-memory layouts and `wgmma` descriptors (the math, for debugging)
 //!
 //! A stage is `A_TILE_BYTES` (16 KiB) of A then `B_TILE_BYTES` (32 KiB) of B, each 1 024-byte
@@ -54,9 +62,9 @@ use crate::epilogue::apply;
 use crate::pipeline::StageRing;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
-    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n256k8_tf32,
-    wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16, wgmma_m64n256k16_overwrite,
-    wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
+    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite,
+    wgmma_m64n256k8_tf32, wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16,
+    wgmma_m64n256k16_overwrite, wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
 };
 use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
@@ -65,10 +73,15 @@ use crate::tma::{
 };
 use gemm_geometry::GemmArgs;
 use gemm_geometry::v17::{
-    A_TILE_BYTES, B_KN_BOX, BLOCK_TILE_M, BLOCK_TILE_N, CONSUMER_THREADS, STAGE_BYTES, STAGES,
-    SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
+    B_KN_BOX, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
 };
 use seq_macro::seq;
+
+/// v17's block (ladder rungs v17–v20, the `gemm_v18_*` and `gemm_v19_*` entries) as
+/// [`tma_wgmma`]'s generic numbers: two consumer warpgroups, 128 accumulators per thread.
+pub const V17_WARPGROUPS: u32 = gemm_geometry::v17::CONSUMER_WARPGROUPS;
+/// See [`V17_WARPGROUPS`].
+pub const V17_ACC: usize = gemm_geometry::v17::ACCUMULATORS as usize;
 
 /// Every row of both tiles is 128 bytes: 64 elements of k for A and `[n, k]` B, 64 of n for
 /// `[k, n]` B.
@@ -121,7 +134,9 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
         });
     };
     // SAFETY: the caller's contract is the body's.
-    unsafe { tma_wgmma::<E, B_NK, false, false>(&problem, maps, store) };
+    unsafe {
+        tma_wgmma::<E, B_NK, false, false, V17_WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
+    };
 }
 
 /// The FP8 ladder rung's instance of [`tma_wgmma`] (v20): operands `O` ([`E4m3`] or [`E5m2`]),
@@ -153,7 +168,9 @@ pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
         unsafe { store_f16_quads(c as *mut u16, m, n, acc, row, first_col, Some(scale)) };
     };
     // SAFETY: the caller's contract is the body's (B `[n, k]`, 2-D maps, one product).
-    unsafe { tma_wgmma::<O, true, false, false>(&problem, maps, store) };
+    unsafe {
+        tma_wgmma::<O, true, false, false, V17_WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
+    };
 }
 
 /// Stores this thread's 128 accumulators of a tile (layout in the module documentation: rows
@@ -259,6 +276,67 @@ pub trait WgmmaOperand {
     /// # Safety
     /// That of [`wgmma_m64n256k16`].
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64);
+    /// [`WgmmaOperand::mma`] on a 64-column tile (`wgmma … m64n64`, 32 accumulators), for the
+    /// small-tile entries (`gemm_v18_m64_*`). Only fp16 and bf16 have them: the others trap.
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    #[inline(always)]
+    unsafe fn mma_n64<const TRANS_B: u32>(
+        _acc: &mut [f32; 32],
+        _a: u64,
+        _b: u64,
+        _accumulate: bool,
+    ) {
+        trap()
+    }
+    /// [`WgmmaOperand::mma_n64`]'s output-only form.
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    #[inline(always)]
+    unsafe fn mma_n64_overwrite<const TRANS_B: u32>(_acc: &mut [f32; 32], _a: u64, _b: u64) {
+        trap()
+    }
+}
+
+/// One `wgmma` of [`WgmmaOperand`] `E` on this thread's `ACC` accumulators: m64n256 for 128,
+/// m64n64 for 32 (the accumulators of one warpgroup's 64 × N slice, N/2 per thread), through
+/// the output-only form when `OVERWRITE` (then `accumulate` is ignored).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`]; `ACC` must be 128 or 32 (anything else traps).
+#[inline(always)]
+unsafe fn mma_tile<E: WgmmaOperand, const TRANS_B: u32, const ACC: usize, const OVERWRITE: bool>(
+    acc: &mut [f32; ACC],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    let at = acc as *mut [f32; ACC];
+    match ACC {
+        128 => {
+            // SAFETY: ACC is 128 here: the same array.
+            let acc = unsafe { &mut *(at as *mut [f32; 128]) };
+            // SAFETY (both): the caller's contract.
+            if OVERWRITE {
+                unsafe { E::mma_overwrite::<TRANS_B>(acc, a, b) }
+            } else {
+                unsafe { E::mma::<TRANS_B>(acc, a, b, accumulate) }
+            }
+        }
+        32 => {
+            // SAFETY: ACC is 32 here: the same array.
+            let acc = unsafe { &mut *(at as *mut [f32; 32]) };
+            // SAFETY (both): the caller's contract.
+            if OVERWRITE {
+                unsafe { E::mma_n64_overwrite::<TRANS_B>(acc, a, b) }
+            } else {
+                unsafe { E::mma_n64::<TRANS_B>(acc, a, b, accumulate) }
+            }
+        }
+        _ => trap(),
+    }
 }
 
 /// The element types whose operands and results have the same type (fp16, bf16, fp32 as
@@ -315,6 +393,16 @@ impl WgmmaOperand for F16 {
         // SAFETY: the caller's contract.
         unsafe { wgmma_m64n256k16_overwrite::<false, TRANS_B>(acc, a, b) }
     }
+    #[inline(always)]
+    unsafe fn mma_n64<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n64k16::<false, TRANS_B>(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_n64_overwrite<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n64k16_overwrite::<false, TRANS_B>(acc, a, b) }
+    }
 }
 
 impl WgmmaElement for F16 {
@@ -356,6 +444,16 @@ impl WgmmaOperand for Bf16 {
     unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
         // SAFETY: the caller's contract.
         unsafe { wgmma_m64n256k16_overwrite::<true, TRANS_B>(acc, a, b) }
+    }
+    #[inline(always)]
+    unsafe fn mma_n64<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64, accumulate: bool) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n64k16::<true, TRANS_B>(acc, a, b, accumulate) }
+    }
+    #[inline(always)]
+    unsafe fn mma_n64_overwrite<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64) {
+        // SAFETY: the caller's contract.
+        unsafe { wgmma_m64n64k16_overwrite::<true, TRANS_B>(acc, a, b) }
     }
 }
 
@@ -596,11 +694,15 @@ impl<const BATCHED: bool> Walk<BATCHED> {
 /// module documentation) belong to rows `row` and `row + 8` and columns `col + 8·j, +1` of
 /// batch item `z` (`row`, `col` may lie beyond m, n).
 ///
+/// The block: `WARPGROUPS` consumer warpgroups, `ACC` accumulators per thread (128 or 32: 256-
+/// or 64-column tiles), `STAGES` stages, as the geometry module of the instance gives them
+/// (`gemm_geometry::v17`, `gemm_geometry::v18_m64`).
+///
 /// # Safety
-/// Launch: `gemm_geometry::v17::THREADS` threads, at least `gemm_geometry::v17::SHARED_BYTES`
-/// of dynamic shared memory, a grid (x, 1, z) (z = 1 unless `BATCHED`); `maps` must point to
-/// the two tensor maps, 64-byte aligned, encoded as `gemm_geometry::v17` and the entries'
-/// documentation say, for this problem; `store` must be safe for every `(z, row, col)` it is
+/// Launch: that geometry module's `THREADS` threads, at least its `SHARED_BYTES` of dynamic
+/// shared memory, a grid (x, 1, z) (z = 1 unless `BATCHED`); `maps` must point to the two
+/// tensor maps, 64-byte aligned, encoded with that module's boxes as the entries'
+/// documentation says, for this problem; `store` must be safe for every `(z, row, col)` it is
 /// given.
 #[inline(always)]
 pub unsafe fn tma_wgmma<
@@ -608,13 +710,24 @@ pub unsafe fn tma_wgmma<
     const B_NK: bool,
     const BATCHED: bool,
     const TILE_ACC: bool,
+    const WARPGROUPS: u32,
+    const ACC: usize,
+    const STAGES: u32,
 >(
     problem: &Problem,
     maps: *const u8,
-    store: impl Fn(&[f32; 128], u32, u32, u32),
+    store: impl Fn(&[f32; ACC], u32, u32, u32),
 ) {
+    // The block's geometry, from its three numbers: each consumer warpgroup owns 64 rows, and
+    // a thread holds half a column of its warpgroup's 64 × N slice per row pair: N = 2·ACC.
+    let block_tile_m = WARPGROUPS * WARPGROUP_ROWS;
+    let block_tile_n = 2 * ACC as u32;
+    let consumer_threads = WARPGROUPS * 128;
+    // Every tile row is one 128-byte swizzled row: A's tile then B's, per stage.
+    let a_tile_bytes = block_tile_m * ROW_BYTES;
+    let stage_bytes = (block_tile_m + block_tile_n) * ROW_BYTES;
     let (m, n, k) = (problem.m, problem.n, problem.k);
-    let (tiles_m, tiles_n) = (m.div_ceil(BLOCK_TILE_M), n.div_ceil(BLOCK_TILE_N));
+    let (tiles_m, tiles_n) = (m.div_ceil(block_tile_m), n.div_ceil(block_tile_n));
     let tiles = tiles_m * tiles_n;
     let items = if BATCHED {
         if tiles == 0 || problem.batch == 0 {
@@ -637,14 +750,14 @@ pub unsafe fn tma_wgmma<
     let thread = thread_x();
     let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
     // `full`: the producer's one arrival plus the stage's bytes; `empty`: every consumer thread.
-    let barriers = StageBarriers::<STAGES>::at(stages_address + STAGES * STAGE_BYTES);
+    let barriers = StageBarriers::<STAGES>::at(stages_address + STAGES * stage_bytes);
     // SAFETY: SHARED_BYTES holds the barriers after the stages; every thread calls this.
-    unsafe { barriers.init(thread, CONSUMER_THREADS) };
+    unsafe { barriers.init(thread, consumer_threads) };
     let (full, empty) = (|stage| barriers.full(stage), |stage| barriers.empty(stage));
 
     let tile_origin = |tile: u32| {
         let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);
-        (tile_row * BLOCK_TILE_M, tile_col * BLOCK_TILE_N)
+        (tile_row * block_tile_m, tile_col * block_tile_n)
     };
     let steps = k.div_ceil(E::TILE_K);
     // The k-steps of virtual item `zz`: all of them without a split, else its slice's.
@@ -669,8 +782,8 @@ pub unsafe fn tma_wgmma<
     // Both sides walk the same sequence of (item, step) and so of (stage, round): the stage
     // ring and the barrier phases run on across tiles and batch items.
     let mut ring = StageRing::<STAGES>::new();
-    if thread >= CONSUMER_THREADS {
-        if thread == CONSUMER_THREADS {
+    if thread >= consumer_threads {
+        if thread == consumer_threads {
             let (map_a, map_b) = (maps, unsafe { maps.add(TENSOR_MAP_BYTES as usize) });
             let mut walk = Walk::<BATCHED>::new(tiles, items);
             while walk.valid() {
@@ -686,36 +799,39 @@ pub unsafe fn tma_wgmma<
                         // The consumers' release of this stage from the previous round.
                         unsafe { barrier_wait(empty(stage), ring.phase() ^ 1) };
                     }
-                    let start = stages_address + stage * STAGE_BYTES;
-                    let b_tile = start + A_TILE_BYTES;
+                    let start = stages_address + stage * stage_bytes;
+                    let b_tile = start + a_tile_bytes;
                     let k_first = step * E::TILE_K;
                     // SAFETY: the stage is free (waited above), 1 024-aligned, and its
                     // barrier expects exactly the bytes of these boxes (zero-filled parts
                     // included).
                     unsafe {
-                        barrier_arrive_expect_bytes(full(stage), STAGE_BYTES);
-                        // A: box (k 64, rows 128) at (k_first, first_row).
+                        barrier_arrive_expect_bytes(full(stage), stage_bytes);
+                        // A: box (k 64, rows block_tile_m) at (k_first, first_row).
                         if BATCHED {
                             tma_load_3d(start, map_a, k_first, first_row, z_a, full(stage));
                         } else {
                             tma_load_2d(start, map_a, k_first, first_row, full(stage));
                         }
                         if B_NK {
-                            // B [n, k]: one box (k 64, n-rows 256) at (k_first, first_col).
+                            // B [n, k]: one box (k 64, n-rows block_tile_n) at (k_first, first_col).
                             if BATCHED {
                                 tma_load_3d(b_tile, map_b, k_first, first_col, z_b, full(stage));
                             } else {
                                 tma_load_2d(b_tile, map_b, k_first, first_col, full(stage));
                             }
                         } else {
-                            // B [k, n]: four boxes (n 64, k-rows 64) at (first_col + 64j, k_first).
+                            // B [k, n]: block_tile_n / 64 boxes (n 64, k-rows 64) at
+                            // (first_col + 64j, k_first): four, or one for 64-column tiles.
                             seq!(slab in 0..4 {
-                                let slab_col = first_col + slab * B_KN_BOX[0];
-                                let slab_tile = b_tile + slab * B_SLAB_BYTES;
-                                if BATCHED {
-                                    tma_load_3d(slab_tile, map_b, slab_col, k_first, z_b, full(stage));
-                                } else {
-                                    tma_load_2d(slab_tile, map_b, slab_col, k_first, full(stage));
+                                if slab < block_tile_n / B_KN_BOX[0] {
+                                    let slab_col = first_col + slab * B_KN_BOX[0];
+                                    let slab_tile = b_tile + slab * B_SLAB_BYTES;
+                                    if BATCHED {
+                                        tma_load_3d(slab_tile, map_b, slab_col, k_first, z_b, full(stage));
+                                    } else {
+                                        tma_load_2d(slab_tile, map_b, slab_col, k_first, full(stage));
+                                    }
                                 }
                             });
                         }
@@ -734,7 +850,7 @@ pub unsafe fn tma_wgmma<
     // (`accumulate` false), and writing the accumulators between `wgmma`s with ordinary
     // instructions would make ptxas serialize them. They stay live from tile to tile, which
     // the ladder's plain store can afford.
-    let mut acc = [0.0f32; 128];
+    let mut acc = [0.0f32; ACC];
     let mut walk = Walk::<BATCHED>::new(tiles, items);
     while walk.valid() {
         if TILE_ACC {
@@ -742,7 +858,7 @@ pub unsafe fn tma_wgmma<
             // `wgmma` (output-only operands, see `wgmma_m64n256k16_overwrite`), so that the
             // accumulators die as the epilogue consumes them and leave it registers. The zeros
             // survive only where no `wgmma` runs (k = 0), outside any `wgmma` pipeline.
-            acc = [0.0f32; 128];
+            acc = [0.0f32; ACC];
         }
         let (first_row, first_col) = tile_origin(walk.tile());
         let (first_step, end_step) = step_range(walk.z());
@@ -756,9 +872,10 @@ pub unsafe fn tma_wgmma<
             // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
             // issues this together.
             unsafe {
-                multiply_stage::<E, B_NK, true>(
+                multiply_stage::<E, B_NK, true, ACC>(
                     &mut acc,
-                    stages_address + stage * STAGE_BYTES,
+                    stages_address + stage * stage_bytes,
+                    a_tile_bytes,
                     warpgroup,
                     false,
                 )
@@ -775,9 +892,10 @@ pub unsafe fn tma_wgmma<
             warpgroup_fence();
             // SAFETY: as above.
             unsafe {
-                multiply_stage::<E, B_NK, false>(
+                multiply_stage::<E, B_NK, false, ACC>(
                     &mut acc,
-                    stages_address + stage * STAGE_BYTES,
+                    stages_address + stage * stage_bytes,
+                    a_tile_bytes,
                     warpgroup,
                     step > first_step,
                 )
@@ -792,7 +910,7 @@ pub unsafe fn tma_wgmma<
             ring.advance();
         }
         warpgroup_wait::<0>();
-        pin_accumulators::<128, 128>(&mut acc);
+        pin_accumulators::<ACC, ACC>(&mut acc);
         // The last stage is free too: the producer may already fill it for the next tile
         // while this one is stored. (With k = 0 this arrives on a stage no one waits for,
         // which is harmless: the producer issues no copies.)
@@ -813,14 +931,20 @@ pub unsafe fn tma_wgmma<
 /// The stage's tiles must have landed; all 128 threads of the warpgroup call this together,
 /// between [`warpgroup_fence`] and [`warpgroup_commit`].
 #[inline(always)]
-unsafe fn multiply_stage<E: WgmmaOperand, const B_NK: bool, const OVERWRITE: bool>(
-    acc: &mut [f32; 128],
+unsafe fn multiply_stage<
+    E: WgmmaOperand,
+    const B_NK: bool,
+    const OVERWRITE: bool,
+    const ACC: usize,
+>(
+    acc: &mut [f32; ACC],
     start: u32,
+    a_tile_bytes: u32,
     warpgroup: u32,
     accumulate: bool,
 ) {
     let a_tile = start + warpgroup * WARPGROUP_ROWS * ROW_BYTES;
-    let b_tile = start + A_TILE_BYTES;
+    let b_tile = start + a_tile_bytes;
     seq!(kstep in 0..4 {
         // A, K-major: slice kstep is 32 bytes into every 128-byte row.
         let a_desc = swizzled_descriptor(a_tile + kstep * 32, UNUSED_LEADING_BYTES, ATOM_BYTES);
@@ -834,14 +958,14 @@ unsafe fn multiply_stage<E: WgmmaOperand, const B_NK: bool, const OVERWRITE: boo
         // SAFETY (all four): the caller's contract.
         if OVERWRITE && kstep == 0 {
             if B_NK {
-                unsafe { E::mma_overwrite::<B_K_MAJOR>(acc, a_desc, b_desc) };
+                unsafe { mma_tile::<E, B_K_MAJOR, ACC, true>(acc, a_desc, b_desc, false) };
             } else {
-                unsafe { E::mma_overwrite::<B_MN_MAJOR>(acc, a_desc, b_desc) };
+                unsafe { mma_tile::<E, B_MN_MAJOR, ACC, true>(acc, a_desc, b_desc, false) };
             }
         } else if B_NK {
-            unsafe { E::mma::<B_K_MAJOR>(acc, a_desc, b_desc, accumulate || kstep > 0) };
+            unsafe { mma_tile::<E, B_K_MAJOR, ACC, false>(acc, a_desc, b_desc, accumulate || kstep > 0) };
         } else {
-            unsafe { E::mma::<B_MN_MAJOR>(acc, a_desc, b_desc, accumulate || kstep > 0) };
+            unsafe { mma_tile::<E, B_MN_MAJOR, ACC, false>(acc, a_desc, b_desc, accumulate || kstep > 0) };
         }
     });
 }
@@ -854,7 +978,15 @@ unsafe fn multiply_stage<E: WgmmaOperand, const B_NK: bool, const OVERWRITE: boo
 /// # Safety
 /// As for the entries.
 #[inline(always)]
-pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
+pub unsafe fn library_gemm<
+    E: WgmmaElement,
+    const B_NK: bool,
+    const WARPGROUPS: u32,
+    const ACC: usize,
+    const STAGES: u32,
+>(
+    args: &GemmArgs,
+) {
     let problem = Problem {
         m: args.m,
         n: args.n,
@@ -889,7 +1021,7 @@ pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
     // Workspace rows are n fp32 values: column pairs go out as one 64-bit store when n is even.
     let workspace_pairs = n % 2 == 0;
     let store = #[inline(always)]
-    |acc: &[f32; 128], z: u32, row: u32, first_col: u32| {
+    |acc: &[f32; ACC], z: u32, row: u32, first_col: u32| {
         if split {
             // `z` is the virtual item (slice, batch item), whose partial product is the dense
             // m×n fp32 matrix at `workspace + z·m·n`. Not dereferenced unless row < m.
@@ -918,25 +1050,25 @@ pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
         unsafe {
             if quads {
                 if plain {
-                    store_row_quads::<E, true>(args, acc, c_row, rows_inside, n, first_col);
+                    store_row_quads::<E, true, ACC>(args, acc, c_row, rows_inside, n, first_col);
                 } else {
-                    store_row_quads::<E, false>(args, acc, c_row, rows_inside, n, first_col);
+                    store_row_quads::<E, false, ACC>(args, acc, c_row, rows_inside, n, first_col);
                 }
             } else if plain {
-                store_rows::<E, true>(args, acc, c_row, rows_inside, n, first_col, pairs);
+                store_rows::<E, true, ACC>(args, acc, c_row, rows_inside, n, first_col, pairs);
             } else {
-                store_rows::<E, false>(args, acc, c_row, rows_inside, n, first_col, pairs);
+                store_rows::<E, false, ACC>(args, acc, c_row, rows_inside, n, first_col, pairs);
             }
         }
     };
     let maps = args.tensor_maps as *const u8;
     // SAFETY: the entries' contract.
-    unsafe { tma_wgmma::<E, B_NK, true, true>(&problem, maps, store) };
+    unsafe { tma_wgmma::<E, B_NK, true, true, WARPGROUPS, ACC, STAGES>(&problem, maps, store) };
 }
 
-/// Stores this thread's 128 values of a tile: `acc[4j], acc[4j + 1]` at row `row`, columns
+/// Stores this thread's `ACC` values of a tile: `acc[4j], acc[4j + 1]` at row `row`, columns
 /// `first_col + 8j, +1` (address `c_row`), and `acc[4j + 2], acc[4j + 3]` at row `row + 8`
-/// (`c_row + 8·ldc`), for j = 0..31 in order, through the epilogue (a plain store when
+/// (`c_row + 8·ldc`), for j = 0..ACC/4 in order, through the epilogue (a plain store when
 /// `PLAIN`), pairs as one 32-bit store when `pairs` allows, rows outside (`rows_inside`
 /// false) and columns ≥ n skipped.
 ///
@@ -944,26 +1076,29 @@ pub unsafe fn library_gemm<E: WgmmaElement, const B_NK: bool>(args: &GemmArgs) {
 /// Where `rows_inside` says so, `c_row` and `c_row + 8·ldc` must point to rows of C with at
 /// least `n` elements.
 #[inline(always)]
-unsafe fn store_rows<E: WgmmaElement, const PLAIN: bool>(
+unsafe fn store_rows<E: WgmmaElement, const PLAIN: bool, const ACC: usize>(
     args: &GemmArgs,
-    acc: &[f32; 128],
+    acc: &[f32; ACC],
     c_row: *mut E,
     rows_inside: (bool, bool),
     n: u32,
     first_col: u32,
     pairs: bool,
 ) {
+    // Blocks j < ACC / 4 (32 for 256-column tiles, 8 for 64-column ones; the test folds).
     seq!(j in 0..32 {
-        // Each pair computes its column afresh from `first_col`: left alone, LLVM hoists all
-        // 32 columns above the stores, 32 registers the epilogue does not have.
-        let col = opaque(first_col) + 8 * j;
-        // SAFETY (both): the caller's contract.
-        if rows_inside.0 {
-            unsafe { store_pair::<E, PLAIN>(args, c_row, n, col, pairs, acc[4 * j], acc[4 * j + 1]) };
-        }
-        if rows_inside.1 {
-            let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
-            unsafe { store_pair::<E, PLAIN>(args, c_row_8, n, col, pairs, acc[4 * j + 2], acc[4 * j + 3]) };
+        if 4 * j < ACC {
+            // Each pair computes its column afresh from `first_col`: left alone, LLVM hoists all
+            // 32 columns above the stores, 32 registers the epilogue does not have.
+            let col = opaque(first_col) + 8 * j;
+            // SAFETY (both): the caller's contract.
+            if rows_inside.0 {
+                unsafe { store_pair::<E, PLAIN>(args, c_row, n, col, pairs, acc[4 * j], acc[4 * j + 1]) };
+            }
+            if rows_inside.1 {
+                let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
+                unsafe { store_pair::<E, PLAIN>(args, c_row_8, n, col, pairs, acc[4 * j + 2], acc[4 * j + 3]) };
+            }
         }
     });
 }
@@ -979,9 +1114,9 @@ unsafe fn store_rows<E: WgmmaElement, const PLAIN: bool>(
 /// As [`store_rows`]; besides, `c_row` must be 8-byte aligned and `ldc` a multiple of 4, and
 /// `E` a 16-bit type.
 #[inline(always)]
-unsafe fn store_row_quads<E: WgmmaElement, const PLAIN: bool>(
+unsafe fn store_row_quads<E: WgmmaElement, const PLAIN: bool, const ACC: usize>(
     args: &GemmArgs,
-    acc: &[f32; 128],
+    acc: &[f32; ACC],
     c_row: *mut E,
     rows_inside: (bool, bool),
     n: u32,
@@ -1030,44 +1165,47 @@ unsafe fn store_row_quads<E: WgmmaElement, const PLAIN: bool>(
             });
         }
     };
+    // Block pairs p < ACC / 8 (16 for 256-column tiles, 4 for 64-column ones; the test folds).
     seq!(p in 0..16 {
-        // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8). The
-        // columns are computed afresh from `first_col` (see `store_rows`).
-        let col = opaque(first_col) + 16 * p;
-        let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
-        let (low, high) = quad_swap(
-            odd,
-            E::pack2(
-                finish(acc[8 * p], c_row, rows_inside.0, col),
-                finish(acc[8 * p + 1], c_row, rows_inside.0, col + 1),
-            ),
-            E::pack2(
-                finish(acc[8 * p + 4], c_row, rows_inside.0, col + 8),
-                finish(acc[8 * p + 5], c_row, rows_inside.0, col + 9),
-            ),
-        );
-        let (low_8, high_8) = quad_swap(
-            odd,
-            E::pack2(
-                finish(acc[8 * p + 2], c_row_8, rows_inside.1, col),
-                finish(acc[8 * p + 3], c_row_8, rows_inside.1, col + 1),
-            ),
-            E::pack2(
-                finish(acc[8 * p + 6], c_row_8, rows_inside.1, col + 8),
-                finish(acc[8 * p + 7], c_row_8, rows_inside.1, col + 9),
-            ),
-        );
-        let quad_col = quad_first_col(opaque(first_col)) + 16 * p;
-        if rows_inside.0 {
-            store(c_row, quad_col, low, high);
-        }
-        if rows_inside.1 {
-            store(c_row_8, quad_col, low_8, high_8);
+        if 8 * p < ACC {
+            // Blocks j = 2p and 2p + 1: accumulators 8p.. and 8p + 4.. (rows row, row + 8). The
+            // columns are computed afresh from `first_col` (see `store_rows`).
+            let col = opaque(first_col) + 16 * p;
+            let c_row_8 = c_row.wrapping_add(8 * args.ldc as usize);
+            let (low, high) = quad_swap(
+                odd,
+                E::pack2(
+                    finish(acc[8 * p], c_row, rows_inside.0, col),
+                    finish(acc[8 * p + 1], c_row, rows_inside.0, col + 1),
+                ),
+                E::pack2(
+                    finish(acc[8 * p + 4], c_row, rows_inside.0, col + 8),
+                    finish(acc[8 * p + 5], c_row, rows_inside.0, col + 9),
+                ),
+            );
+            let (low_8, high_8) = quad_swap(
+                odd,
+                E::pack2(
+                    finish(acc[8 * p + 2], c_row_8, rows_inside.1, col),
+                    finish(acc[8 * p + 3], c_row_8, rows_inside.1, col + 1),
+                ),
+                E::pack2(
+                    finish(acc[8 * p + 6], c_row_8, rows_inside.1, col + 8),
+                    finish(acc[8 * p + 7], c_row_8, rows_inside.1, col + 9),
+                ),
+            );
+            let quad_col = quad_first_col(opaque(first_col)) + 16 * p;
+            if rows_inside.0 {
+                store(c_row, quad_col, low, high);
+            }
+            if rows_inside.1 {
+                store(c_row_8, quad_col, low_8, high_8);
+            }
         }
     });
 }
 
-/// Stores this thread's 128 raw fp32 values of a tile into a split-K workspace (rows of `n`),
+/// Stores this thread's `ACC` raw fp32 values of a tile into a split-K workspace (rows of `n`),
 /// laid out as in [`store_rows`]: `acc[4j], acc[4j + 1]` at row `row` (address `ws_row`),
 /// columns `first_col + 8j, +1`, and `acc[4j + 2], acc[4j + 3]` at row `row + 8`; pairs as one
 /// 64-bit store when `pairs` (n even, so every pair is 8-byte aligned), rows outside
@@ -1077,8 +1215,8 @@ unsafe fn store_row_quads<E: WgmmaElement, const PLAIN: bool>(
 /// Where `rows_inside` says so, `ws_row` and `ws_row + 8·n` must point to rows of at least `n`
 /// fp32 values, 8-byte aligned when `pairs`.
 #[inline(always)]
-unsafe fn store_partial_rows(
-    acc: &[f32; 128],
+unsafe fn store_partial_rows<const ACC: usize>(
+    acc: &[f32; ACC],
     ws_row: *mut f32,
     rows_inside: (bool, bool),
     n: u32,
@@ -1111,12 +1249,14 @@ unsafe fn store_partial_rows(
         }
     };
     seq!(j in 0..32 {
-        let col = opaque(first_col) + 8 * j;
-        if rows_inside.0 {
-            store(ws_row, col, acc[4 * j], acc[4 * j + 1]);
-        }
-        if rows_inside.1 {
-            store(ws_row.wrapping_add(8 * n as usize), col, acc[4 * j + 2], acc[4 * j + 3]);
+        if 4 * j < ACC {
+            let col = opaque(first_col) + 8 * j;
+            if rows_inside.0 {
+                store(ws_row, col, acc[4 * j], acc[4 * j + 1]);
+            }
+            if rows_inside.1 {
+                store(ws_row.wrapping_add(8 * n as usize), col, acc[4 * j + 2], acc[4 * j + 3]);
+            }
         }
     });
 }

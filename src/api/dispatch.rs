@@ -55,7 +55,8 @@ pub enum GridKind {
     /// Column tiles along x, row tiles along y, batch items along z, y and z capped at 65 535
     /// (the kernel walks the rest in steps of the grid).
     ColumnsRows,
-    /// Persistent blocks, at most one per SM, each looping over (batch item, tile) pairs.
+    /// Persistent blocks, at most [`KernelSpec::blocks_per_sm`] per SM, each looping over
+    /// (batch item, tile) pairs.
     Persistent,
     /// Thin products: one block per group of the streamed operand's rows or columns along x
     /// (`thin_m`: `block_tile_n` columns of C; `thin_n`: `block_tile_m` rows), batch items
@@ -149,6 +150,12 @@ pub struct KernelSpec {
     /// (`gemm_geometry::split_k`), so that dispatch may split a product whose tiles cannot fill
     /// the device.
     pub split_k: bool,
+    /// Whether dispatch splits k by itself ([`auto_split`]) when the kernel has `split_k`; a
+    /// split asked for with `MatmulDesc::split_k` runs either way. `v18_m64` only takes forced
+    /// splits: its 64 × 64 tiles exist to fill the device without one, and split in four at
+    /// 64 × 4096 × 4096 it ran 1.3–1.4× slower than unsplit on the H100 (fp16,
+    /// `docs/results/v18-m64`: 0.62–0.69 of cuBLAS against 0.82–0.85).
+    pub auto_split: bool,
     /// Blocks of this kernel that fit on one SM (its launch bounds' minimum): with the SM
     /// count, how many tiles fill the device once.
     pub blocks_per_sm: u32,
@@ -223,6 +230,7 @@ const fn any_alignment(
         grid: GridKind::ColumnsRows,
         shape: ShapeClass::Any,
         split_k: true,
+        auto_split: true,
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm,
@@ -260,6 +268,7 @@ const fn ladder(
         grid: GridKind::Grouped,
         shape: ShapeClass::Any,
         split_k,
+        auto_split: split_k,
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm,
@@ -335,10 +344,28 @@ const fn tma(
         grid: GridKind::Persistent,
         shape: ShapeClass::Any,
         split_k: true,
+        auto_split: true,
         blocks_per_sm: geometry::v17::MIN_BLOCKS_PER_SM,
         // TF32 `wgmma` reads B only K-major: B `[k, n]` is copied first.
         copies_b_transposed: matches!(dtype, DType::Tf32) && matches!(b_layout, BLayout::Kn),
         gflops_per_sm,
+    }
+}
+
+/// The small-tile entries of v18's body (`gemm_v18_m64_*`, sm_90a, fp16 and bf16): 64 × 64
+/// tiles, one consumer warpgroup, two blocks per SM (`gemm_geometry::v18_m64`); v18's
+/// alignment rules and tensor maps (with boxes of its tiles, [`tensor_map_views`]).
+const fn tma_m64(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    use geometry::v18_m64 as g;
+    KernelSpec {
+        name: "v18_m64",
+        threads: g::THREADS,
+        block_tile_m: g::BLOCK_TILE_M,
+        block_tile_n: g::BLOCK_TILE_N,
+        shared_bytes: g::SHARED_BYTES,
+        blocks_per_sm: g::MIN_BLOCKS_PER_SM,
+        auto_split: false,
+        ..tma("v18_m64", entry, dtype, b_layout, V18_M64_GFLOPS_PER_SM)
     }
 }
 
@@ -413,6 +440,7 @@ const fn thin(
         grid: GridKind::Thin,
         shape,
         split_k: false,
+        auto_split: false,
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm: 0,
@@ -478,6 +506,7 @@ const fn thin_mma(
         grid,
         shape,
         split_k: false,
+        auto_split: false,
         blocks_per_sm: thin::MMA_MIN_BLOCKS_PER_SM,
         copies_b_transposed: false,
         gflops_per_sm: 0,
@@ -492,6 +521,11 @@ const V13_GFLOPS_PER_SM: u32 = 352;
 const V14_GFLOPS_PER_SM: u32 = 1125;
 const V15_GFLOPS_PER_SM: u32 = 3533;
 const V18_GFLOPS_PER_SM: u32 = 5123;
+// v18_m64 (64 × 64 tiles of v18's body), forced over the fp16 suite's layers on the H100
+// (`docs/results/v18-m64`, run 1): 307 TFLOP/s at 256×4096×4096 and 266 TFLOP/s at the
+// compute-bound 1024×8192×28672, 2 015–2 326 GFLOP/s per SM; its small tiles read twice
+// v18's bytes of shared memory per multiply-add, which caps it far below v18.
+const V18_M64_GFLOPS_PER_SM: u32 = 2300;
 // v19 (TF32 `wgmma`), the kernel alone (B `[n, k]`, no copy): 343 TFLOP/s at 4096³ through
 // the library (`docs/results/h100-tf32-wgmma`, `copy-cost`); the copy is costed apart.
 const V19_GFLOPS_PER_SM: u32 = 2600;
@@ -816,6 +850,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinN,
     ),
+    tma_m64("gemm_v18_m64_f16_kn", DType::F16, BLayout::Kn),
     tma(
         "v18",
         "gemm_v18_f16_kn",
@@ -823,6 +858,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Kn,
         V18_GFLOPS_PER_SM,
     ),
+    tma_m64("gemm_v18_m64_f16_nk", DType::F16, BLayout::Nk),
     tma(
         "v18",
         "gemm_v18_f16_nk",
@@ -830,6 +866,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         V18_GFLOPS_PER_SM,
     ),
+    tma_m64("gemm_v18_m64_bf16_kn", DType::Bf16, BLayout::Kn),
     tma(
         "v18",
         "gemm_v18_bf16_kn",
@@ -837,6 +874,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Kn,
         V18_GFLOPS_PER_SM,
     ),
+    tma_m64("gemm_v18_m64_bf16_nk", DType::Bf16, BLayout::Nk),
     tma(
         "v18",
         "gemm_v18_bf16_nk",
@@ -1014,12 +1052,13 @@ pub const MAX_WORKSPACE_BYTES: u64 = 256 << 20;
 pub const MIN_SLICE_K: u32 = 4 * geometry::split_k::K_GRANULE;
 
 /// The split-K slices dispatch chooses for `spec` on `problem`: `(splits, k_chunk)`, `(1, 0)`
-/// for none. A kernel that supports split-K splits k when its tiles (over the batch) fill
+/// for none. A kernel that supports split-K (and [`KernelSpec::auto_split`]) splits k when its tiles (over the batch) fill
 /// less than one wave of the device, into as many slices as bring them to about one wave,
 /// each at least [`MIN_SLICE_K`] long, within [`MAX_WORKSPACE_BYTES`]. Such a product has
 /// too few tiles to keep the SMs busy however fast each one is; slices of k are more tiles.
 pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, u32) {
     if !spec.split_k
+        || !spec.auto_split
         || !caps
             .entries
             .iter()
@@ -1148,6 +1187,48 @@ fn split_refusal(
 /// m = 4096, but 0.80–0.88× at 7 of the 9 m = 256 layers; 0.97× at 8192×8192×64.
 pub const V13_VIA_KN_MIN_M: usize = 1024;
 
+/// Why dispatch passes over the small-tile kernel `v18_m64` for v18, or `None` if `spec` is not
+/// `v18_m64` or is expected to be faster. Both are costed by [`split_seconds`] as dispatch
+/// would run them: v18 split in k where [`auto_split`] would split it, `v18_m64` whole (it
+/// does not split by itself, [`KernelSpec::auto_split`]). Its 64 × 64 tiles fill the device
+/// without a split where v18's 128 × 256 tiles are too few, but multiply at less than half
+/// v18's rate, so they win only where v18 cannot fill the device or its split costs more than
+/// their slower arithmetic. Against both kernels forced over the fp16 suite's squares to
+/// 2048³, its m ≤ 1024 layers and ragged shapes on the H100 (`docs/results/v18-m64`, run 1),
+/// the rule picks the faster at 43 of the 52 shapes either runs (8192×8192×64 goes to v15).
+/// Of the other 9: 1280³, 1408³ and 2048³ (two with an outlier cuBLAS time on one side); the
+/// 16-row layers 16 × 8192 × 8192 and 16 × 8192 × 28672 (v18 6–8% faster) and 1000³; the
+/// 16-row 4096-column layers at k = 11008 and 14336, where `v18_m64` ran split in four (a
+/// split it no longer makes by itself); and 64 × 14336 × 4096, a tie in the model (both bound
+/// by DRAM), which goes to v18, 9% slower there.
+fn small_tiles_passed_over(
+    spec: &KernelSpec,
+    caps: &DeviceCaps,
+    problem: &Problem,
+) -> Option<String> {
+    if spec.name != "v18_m64" {
+        return None;
+    }
+    let v18 = KERNELS
+        .iter()
+        .find(|s| s.name == "v18" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let best = |spec: &KernelSpec| {
+        let splits = auto_split(spec, caps, problem).0;
+        (split_seconds(spec, caps, problem, splits), splits)
+    };
+    let ((own, own_splits), (other, other_splits)) = (best(spec), best(v18));
+    // A tie (both bound by the same DRAM traffic in the model) goes to v18, the kernel
+    // measured at every shape.
+    (own >= other).then(|| {
+        format!(
+            "estimated {:.1} µs in {own_splits} slice(s) of k, not less than v18's {:.1} µs \
+             in {other_splits}: its 64 × 64 tiles multiply at less than half v18's rate",
+            own * 1e6,
+            other * 1e6
+        )
+    })
+}
+
 /// Why dispatch passes over the wide FMA thin kernel `thin_m16` (f32 and TF32, 9 ≤ m ≤ 16, B
 /// `[n, k]`), whose blocks each stream 32 rows of B along all of k (no split of k), and which
 /// reads element by element where a row of A or B does not start on a 16-byte boundary. On the
@@ -1196,6 +1277,11 @@ fn thin_m16_passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem)
 /// And the wide FMA thin kernel `thin_m16` where its 16-byte loads are not legal or its grid
 /// cannot fill an eighth of the SMs (`thin_m16_passed_over`).
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if let Some(reason) = small_tiles_passed_over(spec, caps, problem) {
+        return Some(format!(
+            "{reason} (passed over, not refused: it runs when forced)"
+        ));
+    }
     if let Some(reason) = thin_m16_passed_over(spec, caps, problem) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
@@ -1490,7 +1576,7 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
         ));
     }
     if spec.tensor_maps
-        && let Err(reason) = tensor_map_views(problem)
+        && let Err(reason) = tensor_map_views(spec, problem)
     {
         return Some(reason.to_string());
     }
@@ -1500,9 +1586,11 @@ pub fn refusal(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Optio
     None
 }
 
-/// The tensor maps of A and B for a TMA kernel: each view and box, checked against TMA's rules
-/// (16-byte rows, strides, dimensions) by [`tensor_map::tiled_map_spec`].
+/// The tensor maps of A and B for `spec`'s TMA kernel: each view and box, checked against TMA's
+/// rules (16-byte rows, strides, dimensions) by [`tensor_map::tiled_map_spec`]. Every box row
+/// is one 128-byte swizzle span ([`tma_boxes`]).
 pub fn tensor_map_views(
+    spec: &KernelSpec,
     problem: &Problem,
 ) -> Result<[(MatrixView, [u32; 2]); 2], tensor_map::TensorMapError> {
     let batch = problem.batch as u64;
@@ -1521,16 +1609,10 @@ pub fn tensor_map_views(
         problem.lda,
         problem.strides.0,
     );
-    let tf32 = problem.dtype == DType::Tf32;
-    let a_box = if tf32 {
-        geometry::v19::A_BOX
-    } else {
-        geometry::v17::A_BOX
-    };
-    let (b_rows, b_cols, b_box) = match (problem.b_layout, tf32) {
-        (BLayout::Kn, _) => (problem.k, problem.n, geometry::v17::B_KN_BOX),
-        (BLayout::Nk, false) => (problem.n, problem.k, geometry::v17::B_NK_BOX),
-        (BLayout::Nk, true) => (problem.n, problem.k, geometry::v19::B_NK_BOX),
+    let (a_box, b_box) = tma_boxes(spec, problem.dtype, problem.b_layout);
+    let (b_rows, b_cols) = match problem.b_layout {
+        BLayout::Kn => (problem.k, problem.n),
+        BLayout::Nk => (problem.n, problem.k),
     };
     let b = view(
         problem.buffers.b.0,
@@ -1544,6 +1626,22 @@ pub fn tensor_map_views(
         tensor_map::tiled_map_spec(element, v, cols, rows)?;
     }
     Ok([(a, a_box), (b, b_box)])
+}
+
+/// The TMA boxes (innermost dimension first) of `spec`'s tensor maps of A and B for elements of
+/// `dtype` and B stored as `b_layout`. Every box row is one 128-byte swizzle span, so a stage
+/// is `128 / element bytes` deep in k: A's box is (that depth, the tile's rows); a `[k, n]`
+/// B's is one slab (one span of n, that depth), which the kernel copies once per 64 columns of
+/// its tile; a `[n, k]` B's is (that depth, the tile's columns). The geometry modules
+/// (`gemm_geometry::v17`, `v19`, `v18_m64`) hold the same numbers, checked by a test.
+pub fn tma_boxes(spec: &KernelSpec, dtype: DType, b_layout: BLayout) -> ([u32; 2], [u32; 2]) {
+    let depth = geometry::v17::SWIZZLE_BYTES / dtype.bytes() as u32;
+    let a_box = [depth, spec.block_tile_m];
+    let b_box = match b_layout {
+        BLayout::Kn => [depth, depth],
+        BLayout::Nk => [depth, spec.block_tile_n],
+    };
+    (a_box, b_box)
 }
 
 /// The tensor maps' element type for calls of `dtype`.
@@ -1590,7 +1688,9 @@ pub fn split_grid(
         GridKind::Persistent => {
             let work = tiles.checked_mul(items)?;
             u32::try_from(work).ok()?;
-            Some((work.min(caps.sm_count.max(1) as u64) as u32, 1, 1))
+            let slots =
+                (caps.sm_count.max(1) as u64).saturating_mul(spec.blocks_per_sm.max(1) as u64);
+            Some((work.min(slots) as u32, 1, 1))
         }
     }
 }

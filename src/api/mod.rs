@@ -85,8 +85,8 @@ pub struct Gemm {
 }
 
 /// What a TMA kernel's pair of tensor maps describes: element type, B layout, and each map's
-/// view.
-type TensorMapKey = (DType, BLayout, [MatrixView; 2]);
+/// view and box (kernels of different tiles read the same matrices through different boxes).
+type TensorMapKey = (DType, BLayout, [(MatrixView, [u32; 2]); 2]);
 
 /// Tensor-map buffers kept at most: calls on other buffers or shapes beyond this start over
 /// (the freed buffers are released in stream order, after the kernels that read them).
@@ -443,11 +443,12 @@ impl Gemm {
         spec: &KernelSpec,
         problem: &Problem,
     ) -> Result<u64, GemmError> {
-        let views = dispatch::tensor_map_views(problem).map_err(|e| GemmError::KernelRefused {
-            kernel: spec.name,
-            reason: e.to_string(),
-        })?;
-        let key = (problem.dtype, problem.b_layout, [views[0].0, views[1].0]);
+        let views =
+            dispatch::tensor_map_views(spec, problem).map_err(|e| GemmError::KernelRefused {
+                kernel: spec.name,
+                reason: e.to_string(),
+            })?;
+        let key = (problem.dtype, problem.b_layout, views);
         let mut cache = self
             .tensor_maps
             .lock()

@@ -95,9 +95,9 @@
 //! stride is never used but must still be legal, e.g. `m·lda·2` rounded up to 16); likewise B.
 
 use crate::element::{Bf16, F16};
-use crate::tma_gemm::{ladder_tma_wgmma, library_gemm};
+use crate::tma_gemm::{V17_ACC, V17_WARPGROUPS, ladder_tma_wgmma, library_gemm};
 use gemm_geometry::GemmArgs;
-use gemm_geometry::v17::{MIN_BLOCKS_PER_SM, THREADS};
+use gemm_geometry::v17::{MIN_BLOCKS_PER_SM, STAGES, THREADS};
 
 crate::launch_bounds!(hgemm_v18_persistent, THREADS, MIN_BLOCKS_PER_SM);
 
@@ -136,7 +136,7 @@ macro_rules! library_entry {
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $name(args: GemmArgs) {
             // SAFETY: the caller's contract.
-            unsafe { library_gemm::<$element, $b_nk>(&args) };
+            unsafe { library_gemm::<$element, $b_nk, V17_WARPGROUPS, V17_ACC, STAGES>(&args) };
         }
     };
 }

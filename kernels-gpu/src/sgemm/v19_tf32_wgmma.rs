@@ -54,9 +54,9 @@
 //! is 8-byte aligned and `ldc`, `stride_c` are even, decided at run time). For B `[k, n]` the
 //! host transposes B into a workspace first, as the rung does.
 
-use crate::tma_gemm::{ladder_tma_wgmma, library_gemm};
+use crate::tma_gemm::{V17_ACC, V17_WARPGROUPS, ladder_tma_wgmma, library_gemm};
 use gemm_geometry::GemmArgs;
-use gemm_geometry::v19::{MIN_BLOCKS_PER_SM, THREADS};
+use gemm_geometry::v19::{MIN_BLOCKS_PER_SM, STAGES, THREADS};
 
 crate::launch_bounds!(sgemm_v19_tf32_wgmma, THREADS, MIN_BLOCKS_PER_SM);
 
@@ -92,5 +92,5 @@ crate::launch_bounds!(gemm_v19_tf32_nk, THREADS, MIN_BLOCKS_PER_SM);
 #[unsafe(no_mangle)]
 pub unsafe extern "ptx-kernel" fn gemm_v19_tf32_nk(args: GemmArgs) {
     // SAFETY: the caller's contract.
-    unsafe { library_gemm::<f32, true>(&args) };
+    unsafe { library_gemm::<f32, true, V17_WARPGROUPS, V17_ACC, STAGES>(&args) };
 }
