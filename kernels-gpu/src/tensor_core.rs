@@ -543,15 +543,23 @@ macro_rules! accumulators_128 {
     };
 }
 
-/// One `wgmma.mma_async` m64nNk16 with fp32 accumulators, `$ty` inputs (`"f16"` or
-/// `"bf16"`), A K-major (`imm-trans-a = 0`) and the given `imm-trans-b`: `$count`
-/// accumulators (N = 256: 128, N = 64: 32), `$shape` the instruction's shape
-/// (`"m64n256k16"`), `$operands` the accumulator operands `{0}, …` as one string. `$dir` is
-/// `inout` (the accumulators are read, then `scale-d` decides whether they count) or `out`
-/// (they are only written: `scale-d` must be 0). Hopper-only (sm_90a), like its users.
+/// One `wgmma.mma_async` m64nNk16 with fp32 accumulators, bf16 inputs where the `bool`
+/// `$bf16` is true and fp16 where it is false, A K-major (`imm-trans-a = 0`) and the given
+/// `imm-trans-b`: `$count` accumulators (N = 256: 128, N = 64: 32), `$shape` the
+/// instruction's shape (`"m64n256k16"`), `$operands` the accumulator operands `{0}, …` as one
+/// string. `$dir` is `inout` (the accumulators are read, then `scale-d` decides whether they
+/// count) or `out` (they are only written: `scale-d` must be 0). Hopper-only (sm_90a), like
+/// its users.
 #[cfg(target_feature = "sm_90a")]
 macro_rules! wgmma_k16_asm {
-    ($count:literal, $shape:literal, $operands:expr, $ty:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
+    ($count:literal, $shape:literal, $operands:expr, $bf16:ident, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
+        if $bf16 {
+            wgmma_k16_asm!(@typed $count, $shape, $operands, "bf16", $dir, $acc, $a, $b, $scale_d, $trans_b);
+        } else {
+            wgmma_k16_asm!(@typed $count, $shape, $operands, "f16", $dir, $acc, $a, $b, $scale_d, $trans_b);
+        }
+    };
+    (@typed $count:literal, $shape:literal, $operands:expr, $ty:literal, $dir:ident, $acc:ident, $a:ident, $b:ident, $scale_d:ident, $trans_b:ident) => {
         seq!(i in 0..$count {
             // SAFETY: the caller of the enclosing function upholds its contract.
             unsafe {
@@ -624,33 +632,18 @@ pub unsafe fn wgmma_m64n256k16<const BF16: bool, const TRANS_B: u32>(
     accumulate: bool,
 ) {
     let scale_d = accumulate as u32;
-    if BF16 {
-        wgmma_k16_asm!(
-            128,
-            "m64n256k16",
-            accumulators_128!(),
-            "bf16",
-            inout,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    } else {
-        wgmma_k16_asm!(
-            128,
-            "m64n256k16",
-            accumulators_128!(),
-            "f16",
-            inout,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    }
+    wgmma_k16_asm!(
+        128,
+        "m64n256k16",
+        accumulators_128!(),
+        BF16,
+        inout,
+        acc,
+        a,
+        b,
+        scale_d,
+        TRANS_B
+    );
 }
 
 /// [`wgmma_m64n256k16`] without accumulation (`D = A·B`) whose accumulators are outputs only:
@@ -668,33 +661,18 @@ pub unsafe fn wgmma_m64n256k16_overwrite<const BF16: bool, const TRANS_B: u32>(
     b: u64,
 ) {
     let scale_d = 0u32;
-    if BF16 {
-        wgmma_k16_asm!(
-            128,
-            "m64n256k16",
-            accumulators_128!(),
-            "bf16",
-            out,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    } else {
-        wgmma_k16_asm!(
-            128,
-            "m64n256k16",
-            accumulators_128!(),
-            "f16",
-            out,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    }
+    wgmma_k16_asm!(
+        128,
+        "m64n256k16",
+        accumulators_128!(),
+        BF16,
+        out,
+        acc,
+        a,
+        b,
+        scale_d,
+        TRANS_B
+    );
 }
 
 /// [`wgmma_m64n256k16`] on a 64×64×16 tile: `wgmma.mma_async.m64n64k16` with 32 accumulators
@@ -712,33 +690,18 @@ pub unsafe fn wgmma_m64n64k16<const BF16: bool, const TRANS_B: u32>(
     accumulate: bool,
 ) {
     let scale_d = accumulate as u32;
-    if BF16 {
-        wgmma_k16_asm!(
-            32,
-            "m64n64k16",
-            accumulators_32!(),
-            "bf16",
-            inout,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    } else {
-        wgmma_k16_asm!(
-            32,
-            "m64n64k16",
-            accumulators_32!(),
-            "f16",
-            inout,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    }
+    wgmma_k16_asm!(
+        32,
+        "m64n64k16",
+        accumulators_32!(),
+        BF16,
+        inout,
+        acc,
+        a,
+        b,
+        scale_d,
+        TRANS_B
+    );
 }
 
 /// [`wgmma_m64n64k16`]'s output-only form (see [`wgmma_m64n256k16_overwrite`]).
@@ -753,33 +716,18 @@ pub unsafe fn wgmma_m64n64k16_overwrite<const BF16: bool, const TRANS_B: u32>(
     b: u64,
 ) {
     let scale_d = 0u32;
-    if BF16 {
-        wgmma_k16_asm!(
-            32,
-            "m64n64k16",
-            accumulators_32!(),
-            "bf16",
-            out,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    } else {
-        wgmma_k16_asm!(
-            32,
-            "m64n64k16",
-            accumulators_32!(),
-            "f16",
-            out,
-            acc,
-            a,
-            b,
-            scale_d,
-            TRANS_B
-        );
-    }
+    wgmma_k16_asm!(
+        32,
+        "m64n64k16",
+        accumulators_32!(),
+        BF16,
+        out,
+        acc,
+        a,
+        b,
+        scale_d,
+        TRANS_B
+    );
 }
 
 /// `acc (+)= a · b` on a 64×256×8 tile for the whole warpgroup, asynchronously, with the fp32

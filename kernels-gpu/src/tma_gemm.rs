@@ -381,29 +381,48 @@ unsafe fn store_packed<E>(at: *mut E, packed: u32) {
     unsafe { (at as *mut u32).write(packed) };
 }
 
-impl WgmmaOperand for F16 {
-    const TILE_K: u32 = TILE_K;
-    #[inline(always)]
-    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16::<false, TRANS_B>(acc, a, b, accumulate) }
-    }
-    #[inline(always)]
-    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16_overwrite::<false, TRANS_B>(acc, a, b) }
-    }
-    #[inline(always)]
-    unsafe fn mma_n64<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64, accumulate: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n64k16::<false, TRANS_B>(acc, a, b, accumulate) }
-    }
-    #[inline(always)]
-    unsafe fn mma_n64_overwrite<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n64k16_overwrite::<false, TRANS_B>(acc, a, b) }
-    }
+/// The 16-bit operand types (fp16: `$bf16` false, bf16: true): `wgmma … m64n256k16` and
+/// `m64n64k16` of that type, B in either layout.
+macro_rules! half_operand {
+    ($ty:ty, $bf16:literal) => {
+        impl WgmmaOperand for $ty {
+            const TILE_K: u32 = TILE_K;
+            #[inline(always)]
+            unsafe fn mma<const TRANS_B: u32>(
+                acc: &mut [f32; 128],
+                a: u64,
+                b: u64,
+                accumulate: bool,
+            ) {
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n256k16::<$bf16, TRANS_B>(acc, a, b, accumulate) }
+            }
+            #[inline(always)]
+            unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n256k16_overwrite::<$bf16, TRANS_B>(acc, a, b) }
+            }
+            #[inline(always)]
+            unsafe fn mma_n64<const TRANS_B: u32>(
+                acc: &mut [f32; 32],
+                a: u64,
+                b: u64,
+                accumulate: bool,
+            ) {
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n64k16::<$bf16, TRANS_B>(acc, a, b, accumulate) }
+            }
+            #[inline(always)]
+            unsafe fn mma_n64_overwrite<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64) {
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n64k16_overwrite::<$bf16, TRANS_B>(acc, a, b) }
+            }
+        }
+    };
 }
+
+half_operand!(F16, false);
+half_operand!(Bf16, true);
 
 impl WgmmaElement for F16 {
     const IS_F16: bool = true;
@@ -430,30 +449,6 @@ impl WgmmaElement for F16 {
         unsafe {
             store_f16x2_or_partial(c as *mut u16, rows, cols, row, col, pack_f16x2(low, high))
         }
-    }
-}
-
-impl WgmmaOperand for Bf16 {
-    const TILE_K: u32 = TILE_K;
-    #[inline(always)]
-    unsafe fn mma<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64, accumulate: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16::<true, TRANS_B>(acc, a, b, accumulate) }
-    }
-    #[inline(always)]
-    unsafe fn mma_overwrite<const TRANS_B: u32>(acc: &mut [f32; 128], a: u64, b: u64) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n256k16_overwrite::<true, TRANS_B>(acc, a, b) }
-    }
-    #[inline(always)]
-    unsafe fn mma_n64<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64, accumulate: bool) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n64k16::<true, TRANS_B>(acc, a, b, accumulate) }
-    }
-    #[inline(always)]
-    unsafe fn mma_n64_overwrite<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64) {
-        // SAFETY: the caller's contract.
-        unsafe { wgmma_m64n64k16_overwrite::<true, TRANS_B>(acc, a, b) }
     }
 }
 
@@ -969,6 +964,43 @@ unsafe fn multiply_stage<
         }
     });
 }
+
+/// Defines one library entry, `$name(args: GemmArgs)`, over [`library_gemm`] with the block of
+/// the geometry module `gemm_geometry::$geometry` (`v17` for `gemm_v18_*`, `v18_m64` for
+/// `gemm_v18_m64_*`): its threads and blocks per SM as launch bounds, its consumer
+/// warpgroups, accumulators and stages as the body's numbers. The entry's documentation
+/// refers to the invoking module's.
+macro_rules! library_entry {
+    ($geometry:ident, $(#[$doc:meta])* $name:ident, $element:ty, $b_nk:literal) => {
+        crate::launch_bounds!(
+            $name,
+            gemm_geometry::$geometry::THREADS,
+            gemm_geometry::$geometry::MIN_BLOCKS_PER_SM
+        );
+
+        $(#[$doc])*
+        ///
+        /// Launch, preconditions and tensor maps: see the module documentation.
+        ///
+        /// # Safety
+        /// The preconditions of the module documentation must hold; the launch must be the one
+        /// it describes.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(args: gemm_geometry::GemmArgs) {
+            // SAFETY: the caller's contract.
+            unsafe {
+                crate::tma_gemm::library_gemm::<
+                    $element,
+                    $b_nk,
+                    { gemm_geometry::$geometry::CONSUMER_WARPGROUPS },
+                    { gemm_geometry::$geometry::ACCUMULATORS as usize },
+                    { gemm_geometry::$geometry::STAGES },
+                >(&args)
+            };
+        }
+    };
+}
+pub(crate) use library_entry;
 
 /// The library entries' instance of [`tma_wgmma`] (`gemm_v18_{f16,bf16}_{kn,nk}`): 3-D tensor
 /// maps at `args.tensor_maps` (batch as the third dimension), the fused epilogue of

@@ -28,62 +28,34 @@
 //!   `[n, k]` `B_NK_BOX` = (64, 64) (`gemm_geometry::v18_m64`), every other field as v18's.
 
 use crate::element::{Bf16, F16};
-use crate::tma_gemm::library_gemm;
-use gemm_geometry::GemmArgs;
-use gemm_geometry::v18_m64::{
-    ACCUMULATORS, CONSUMER_WARPGROUPS, MIN_BLOCKS_PER_SM, STAGES, THREADS,
-};
+use crate::tma_gemm::library_entry;
 
-/// Defines one entry: `$name(args: GemmArgs)` over `library_gemm` with this module's geometry.
-macro_rules! small_tile_entry {
-    ($(#[$doc:meta])* $name:ident, $element:ty, $b_nk:literal) => {
-        crate::launch_bounds!($name, THREADS, MIN_BLOCKS_PER_SM);
-
-        $(#[$doc])*
-        ///
-        /// Launch, preconditions and tensor maps: see the module documentation.
-        ///
-        /// # Safety
-        /// The preconditions of the module documentation must hold; the launch must be the one
-        /// it describes.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(args: GemmArgs) {
-            // SAFETY: the caller's contract.
-            unsafe {
-                library_gemm::<
-                    $element,
-                    $b_nk,
-                    CONSUMER_WARPGROUPS,
-                    { ACCUMULATORS as usize },
-                    STAGES,
-                >(&args)
-            };
-        }
-    };
-}
-
-small_tile_entry!(
+library_entry!(
+    v18_m64,
     /// Small-tile persistent TMA + `wgmma` GEMM, fp16 A `[m, k]` and B `[k, n]`, fp16 C, fp32
     /// accumulation and epilogue, batched.
     gemm_v18_m64_f16_kn,
     F16,
     false
 );
-small_tile_entry!(
+library_entry!(
+    v18_m64,
     /// Small-tile persistent TMA + `wgmma` GEMM, fp16 A `[m, k]` and B `[n, k]` (C = A·Bᵀ),
     /// fp16 C, fp32 accumulation and epilogue, batched.
     gemm_v18_m64_f16_nk,
     F16,
     true
 );
-small_tile_entry!(
+library_entry!(
+    v18_m64,
     /// Small-tile persistent TMA + `wgmma` GEMM, bf16 A `[m, k]` and B `[k, n]`, bf16 C, fp32
     /// accumulation and epilogue, batched.
     gemm_v18_m64_bf16_kn,
     Bf16,
     false
 );
-small_tile_entry!(
+library_entry!(
+    v18_m64,
     /// Small-tile persistent TMA + `wgmma` GEMM, bf16 A `[m, k]` and B `[n, k]` (C = A·Bᵀ),
     /// bf16 C, fp32 accumulation and epilogue, batched.
     gemm_v18_m64_bf16_nk,

@@ -1142,6 +1142,13 @@ pub fn split_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, sp
     arithmetic.max(memory) + reduction
 }
 
+/// The cost model's estimate of `spec` on `problem` run as dispatch would run it, in the
+/// slices of k [`auto_split`] chooses: `(seconds, slices)`.
+fn dispatched_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (f64, u32) {
+    let splits = auto_split(spec, caps, problem).0;
+    (split_seconds(spec, caps, problem, splits), splits)
+}
+
 /// Why `spec` cannot run `problem` in `splits` slices of k, or `None` if it can.
 fn split_refusal(
     spec: &KernelSpec,
@@ -1212,11 +1219,10 @@ fn small_tiles_passed_over(
     let v18 = KERNELS
         .iter()
         .find(|s| s.name == "v18" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
-    let best = |spec: &KernelSpec| {
-        let splits = auto_split(spec, caps, problem).0;
-        (split_seconds(spec, caps, problem, splits), splits)
-    };
-    let ((own, own_splits), (other, other_splits)) = (best(spec), best(v18));
+    let ((own, own_splits), (other, other_splits)) = (
+        dispatched_seconds(spec, caps, problem),
+        dispatched_seconds(v18, caps, problem),
+    );
     // A tie (both bound by the same DRAM traffic in the model) goes to v18, the kernel
     // measured at every shape.
     (own >= other).then(|| {
@@ -1366,12 +1372,10 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
         let copied = 8.0 * (source.rows * source.cols * source.batch) as f64;
         let copy_seconds = copied / (MODEL_DEVICE_BYTES_PER_SM * caps.sm_count.max(1) as f64);
         // Each kernel as dispatch would run it: split where its tiles cannot fill the device.
-        let best = |spec: &KernelSpec, problem: &Problem| {
-            split_seconds(spec, caps, problem, auto_split(spec, caps, problem).0)
-        };
-        let with_copy = copy_seconds + best(spec, &kernel_problem(spec, problem, 0));
+        let with_copy =
+            copy_seconds + dispatched_seconds(spec, caps, &kernel_problem(spec, problem, 0)).0;
         let v14 = KERNELS.iter().find(|s| s.entry == V14_KN_ENTRY)?;
-        let without = best(v14, problem);
+        let without = dispatched_seconds(v14, caps, problem).0;
         if with_copy > without {
             return Some(format!(
                 "copying B transposed first ({:.1} µs) and v19 ({:.1} µs in all) is estimated \

@@ -26,7 +26,7 @@
 //!
 //! The same body (`crate::tma_gemm::tma_wgmma`) is the library's fast fp16/bf16 GEMM, persistent like this
 //! rung: `gemm_v18_f16_kn`, `gemm_v18_f16_nk`, `gemm_v18_bf16_kn`, `gemm_v18_bf16_nk`, each
-//! taking one [`GemmArgs`]. What they add to the rung:
+//! taking one [`GemmArgs`](gemm_geometry::GemmArgs). What they add to the rung:
 //!
 //! - **Any leading dimensions and offsets**, through the tensor maps: the kernel reads no A or B
 //!   pointer, only the maps at `args.tensor_maps`, whose row strides are `lda·2` and `ldb·2`
@@ -38,7 +38,7 @@
 //! - **bf16** (`*_bf16_*`): `wgmma … .f32.bf16.bf16`, same shapes and layouts.
 //! - **Batch**: 3-D tensor maps, the batch as the outermost dimension (stride = batch stride
 //!   in bytes), so one map covers every item; the blocks walk the (batch item, tile) pairs.
-//! - **The fused epilogue** of [`GemmArgs`] (alpha, beta with C read only when beta ≠ 0,
+//! - **The fused epilogue** of [`GemmArgs`](gemm_geometry::GemmArgs) (alpha, beta with C read only when beta ≠ 0,
 //!   `bias[col]`, activation) on the fp32 accumulators, then rounding to fp16/bf16, C written with
 //!   `ldc` and `stride_c`.
 //! - **Split-K** (`args.splits` > 1, `gemm_geometry::split_k`): the blocks walk
@@ -95,9 +95,8 @@
 //! stride is never used but must still be legal, e.g. `m·lda·2` rounded up to 16); likewise B.
 
 use crate::element::{Bf16, F16};
-use crate::tma_gemm::{V17_ACC, V17_WARPGROUPS, ladder_tma_wgmma, library_gemm};
-use gemm_geometry::GemmArgs;
-use gemm_geometry::v17::{MIN_BLOCKS_PER_SM, STAGES, THREADS};
+use crate::tma_gemm::{ladder_tma_wgmma, library_entry};
+use gemm_geometry::v17::{MIN_BLOCKS_PER_SM, THREADS};
 
 crate::launch_bounds!(hgemm_v18_persistent, THREADS, MIN_BLOCKS_PER_SM);
 
@@ -121,27 +120,8 @@ pub unsafe extern "ptx-kernel" fn hgemm_v18_persistent(
     unsafe { ladder_tma_wgmma::<F16, false>(c as *mut F16, m, n, k, maps) };
 }
 
-/// Defines one library entry: `$name(args: GemmArgs)` over `library_gemm::<$element, $b_nk>`.
-macro_rules! library_entry {
-    ($(#[$doc:meta])* $name:ident, $element:ty, $b_nk:literal) => {
-        crate::launch_bounds!($name, THREADS, MIN_BLOCKS_PER_SM);
-
-        $(#[$doc])*
-        ///
-        /// Launch, preconditions and tensor maps: see the module documentation.
-        ///
-        /// # Safety
-        /// The preconditions of the module documentation must hold; the launch must be the one
-        /// it describes.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(args: GemmArgs) {
-            // SAFETY: the caller's contract.
-            unsafe { library_gemm::<$element, $b_nk, V17_WARPGROUPS, V17_ACC, STAGES>(&args) };
-        }
-    };
-}
-
 library_entry!(
+    v17,
     /// Persistent TMA + `wgmma` GEMM, fp16 A `[m, k]` and B `[k, n]`, fp16 C, fp32
     /// accumulation and epilogue, batched.
     gemm_v18_f16_kn,
@@ -149,6 +129,7 @@ library_entry!(
     false
 );
 library_entry!(
+    v17,
     /// Persistent TMA + `wgmma` GEMM, fp16 A `[m, k]` and B `[n, k]` (C = A·Bᵀ), fp16 C, fp32
     /// accumulation and epilogue, batched.
     gemm_v18_f16_nk,
@@ -156,6 +137,7 @@ library_entry!(
     true
 );
 library_entry!(
+    v17,
     /// Persistent TMA + `wgmma` GEMM, bf16 A `[m, k]` and B `[k, n]`, bf16 C, fp32
     /// accumulation and epilogue, batched.
     gemm_v18_bf16_kn,
@@ -163,6 +145,7 @@ library_entry!(
     false
 );
 library_entry!(
+    v17,
     /// Persistent TMA + `wgmma` GEMM, bf16 A `[m, k]` and B `[n, k]` (C = A·Bᵀ), bf16 C, fp32
     /// accumulation and epilogue, batched.
     gemm_v18_bf16_nk,
