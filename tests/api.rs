@@ -4,7 +4,7 @@
 
 use rust_gemm::api::dispatch::{
     DeviceCaps, GridKind, KERNELS, MAX_WORKSPACE_BYTES, REDUCTION_ENTRIES, ShapeClass, choose,
-    choose_split,
+    choose_plan, choose_split,
 };
 use rust_gemm::api::problem::{Buffers, Problem, Request, validate};
 use rust_gemm::{Activation, BLayout, DType, Gemm, GemmError};
@@ -1400,6 +1400,60 @@ fn mid_m_products_take_the_small_tiles_where_the_cost_model_says() {
             }
         }
     }
+}
+
+#[test]
+fn a_poor_last_wave_takes_a_stream_k_tail() {
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            // 2176³: 17 × 9 = 153 tiles of 128 × 256 on 132 SMs, all of them the tail (one
+            // wave and a bit), over every SM.
+            let p = problem(dtype, layout, 2176, 2176, 2176);
+            let plan = choose(&caps, &p, None).unwrap();
+            assert_eq!(plan.kernel.name, "v18", "{}", plan.reason);
+            assert_eq!((plan.stream_k_tiles, plan.grid), (153, (132, 1, 1)));
+            assert_eq!(plan.splits, 1);
+            assert!(plan.reason.contains("stream-K"), "{}", plan.reason);
+            // Off when asked, and the grid is the tiles'.
+            let off = choose_plan(&caps, &p, None, None, Some(false)).unwrap();
+            assert_eq!((off.stream_k_tiles, off.grid), (0, (132, 1, 1)));
+            // 4096³: 512 tiles, 3% of the slots idle: whole tiles.
+            let plan = choose(&caps, &problem(dtype, layout, 4096, 4096, 4096), None).unwrap();
+            assert_eq!(plan.stream_k_tiles, 0, "{}", plan.reason);
+            // Asked for: the last partial wave and one more (116 + 132 of 512).
+            let on = choose_plan(
+                &caps,
+                &problem(dtype, layout, 4096, 4096, 4096),
+                None,
+                None,
+                Some(true),
+            )
+            .unwrap();
+            assert_eq!((on.stream_k_tiles, on.grid), (248, (132, 1, 1)));
+            // Whole waves have no tail, even when asked for.
+            let on = choose_plan(
+                &caps,
+                &problem(dtype, layout, 2048, 8448, 64 * 9),
+                None,
+                None,
+                Some(true),
+            )
+            .unwrap();
+            assert_eq!(on.stream_k_tiles, 0, "{}", on.reason);
+        }
+    }
+    // A kernel without a tail is refused when forced with one, as is a tail with a split.
+    let p = problem(DType::F16, BLayout::Kn, 2176, 2176, 2176);
+    for (kernel, splits) in [(Some("general_mma"), None), (Some("v18"), Some(2))] {
+        let err = choose_plan(&caps, &p, kernel, splits, Some(true)).unwrap_err();
+        assert!(matches!(err, GemmError::KernelRefused { .. }), "{err}");
+    }
+    // The 32-bit exact kernels have none: asked for, they run without.
+    let p = problem(DType::F32, BLayout::Kn, 2176, 2176, 2176);
+    let plan = choose_plan(&caps, &p, None, None, Some(true)).unwrap();
+    assert_eq!(plan.stream_k_tiles, 0);
+    assert!(!plan.kernel.stream_k, "{}", plan.kernel.name);
 }
 
 #[test]

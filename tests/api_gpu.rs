@@ -63,6 +63,8 @@ struct Variant {
     /// Elements added to C's offset and to ldc only (A and B keep theirs): 1–3 move C's rows
     /// off the 8-byte boundaries of the 16-bit kernels' four-element stores.
     c_skew: usize,
+    /// Stream-K forced on or off through `MatmulDesc::stream_k` (`None`: dispatch's choice).
+    stream_k: Option<bool>,
 }
 
 /// Runs `variant` through `kernel` (or dispatch's choice) and checks every element of C.
@@ -129,6 +131,9 @@ fn check<T: GemmElement>(
     if let Some(slices) = v.split_k {
         desc = desc.split_k(slices);
     }
+    if let Some(on) = v.stream_k {
+        desc = desc.stream_k(on);
+    }
     let mut c_view = c_dev.slice_mut(c_offset..);
     let plan = match gemm.plan(&a_view, &b_view, &c_view, &desc) {
         Ok(plan) => plan,
@@ -182,6 +187,11 @@ fn check<T: GemmElement>(
     }
     if plan.splits > 1 {
         Some(format!("{} in {} slices", plan.kernel.entry, plan.splits))
+    } else if plan.stream_k_tiles > 0 {
+        Some(format!(
+            "{} with a stream-K tail of {}",
+            plan.kernel.entry, plan.stream_k_tiles
+        ))
     } else {
         Some(plan.kernel.entry.to_string())
     }
@@ -218,6 +228,7 @@ fn variants(tf32: bool) -> Vec<Variant> {
                 tf32,
                 split_k: None,
                 c_skew: 0,
+                stream_k: None,
             };
             out.push(base);
             // Aligned padding, offset and batch gaps (rows stay 16-byte aligned: the TMA
@@ -386,6 +397,104 @@ fn v18_m64_many_tiles_f16() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn v18_m64_many_tiles_bf16() {
     tma_m64_many_tiles::<half::bf16>();
+}
+
+/// The persistent TMA kernels with a stream-K tail (`gemm_geometry::stream_k`), against the
+/// f64 reference: tails of every kind on the H100's 132 (v18) or 264 (v18_m64) blocks —
+/// fewer tiles than blocks (each tile in several pieces), one wave and a bit (shares of one
+/// to two tiles), several waves (whole tiles first), a short k (fewer steps than blocks: empty
+/// shares), a batch, ragged m, n and k, the full epilogue, C off its 8-byte boundaries, both
+/// layouts. Then the same call twice more gives the same bits: the pieces are added in a
+/// fixed order.
+fn stream_k_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
+    let (stream, gemm) = open();
+    let mut checks = 0;
+    for (i, (m, n, k, batch)) in [
+        (300, 4104, 520, 1),
+        (1000, 1000, 1000, 1),
+        (2176, 2176, 200, 1),
+        (129, 2600, 1999, 3),
+        (16, 4096, 4096, 1),
+        (700, 3000, 64, 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            if tf32 && layout == BLayout::Kn && i % 2 == 1 {
+                // v19 on [k, n] copies B first; half the shapes are enough there.
+                continue;
+            }
+            let base = Variant {
+                batch,
+                stream_k: Some(true),
+                ..plain(m, n, k, layout, tf32)
+            };
+            let full = Variant {
+                c_skew: i % 4,
+                pad: None,
+                ..everything_on(base, i)
+            };
+            for (j, v) in [base, full].into_iter().enumerate() {
+                let seed = 13_000 + 10 * i as u64 + j as u64;
+                let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
+                checks += 1;
+            }
+        }
+    }
+    // Bit for bit from run to run, where several pieces meet in each tile.
+    for (m, n, k) in [(2176, 2176, 2176), (256, 2048, 8192)] {
+        let (a, _) = rounded::<T>(&random(m * k, 21));
+        let (b, _) = rounded::<T>(&random(k * n, 22));
+        let (a, b) = (
+            stream.clone_htod(&a).unwrap(),
+            stream.clone_htod(&b).unwrap(),
+        );
+        let mut desc = MatmulDesc::<T>::new(m, n, k)
+            .kernel(kernel)
+            .stream_k(true)
+            .b_transposed();
+        if tf32 {
+            desc = desc.tf32();
+        }
+        let plan = gemm.plan(&a, &b, &stream.alloc_zeros::<T>(m * n).unwrap(), &desc);
+        assert!(plan.unwrap().stream_k_tiles > 0, "{m}×{n}×{k}: no tail");
+        let first = c_bits(&stream, &gemm, &a, &b, &desc, m * n);
+        for _ in 0..3 {
+            assert!(
+                first == c_bits(&stream, &gemm, &a, &b, &desc, m * n),
+                "{kernel} {m}×{n}×{k}: stream-K runs differ"
+            );
+        }
+        checks += 1;
+    }
+    eprintln!("{kernel}: stream-K checks: {checks}");
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_stream_k_f16() {
+    stream_k_sweep::<half::f16>("v18", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_stream_k_bf16() {
+    stream_k_sweep::<half::bf16>("v18", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_m64_stream_k_f16() {
+    stream_k_sweep::<half::f16>("v18_m64", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v19_stream_k_tf32() {
+    stream_k_sweep::<f32>("v19", true);
 }
 
 #[test]
@@ -564,6 +673,7 @@ fn plain(m: usize, n: usize, k: usize, layout: BLayout, tf32: bool) -> Variant {
         tf32,
         split_k: None,
         c_skew: 0,
+        stream_k: None,
     }
 }
 

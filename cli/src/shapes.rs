@@ -83,6 +83,12 @@ pub struct ShapesArgs {
     #[arg(long)]
     split_k: Option<u32>,
 
+    /// Stream-K on (`true`) or off (`false`) instead of dispatch's choice: the persistent TMA
+    /// kernels compute their last tiles in shares of k; cases whose kernel cannot are recorded
+    /// as skipped when it is asked on.
+    #[arg(long)]
+    stream_k: Option<bool>,
+
     /// Print the selected cases and exit (needs no GPU).
     #[arg(long)]
     list: bool,
@@ -221,6 +227,7 @@ pub fn run(args: ShapesArgs) -> Result<bool> {
             .clone()
             .map(|name| &*Box::leak(name.into_boxed_str())),
         split_k: args.split_k,
+        stream_k: args.stream_k,
     };
     let command = command_line();
     let mut records: Vec<Record> = Vec::new();

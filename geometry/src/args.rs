@@ -72,8 +72,9 @@ pub struct GemmArgs {
     pub stride_b: u64,
     /// Elements from one batch item of C to the next.
     pub stride_c: u64,
-    /// Device address of the split-K workspace (fp32), or 0 when `splits` ≤ 1: see
-    /// [`crate::split_k`].
+    /// Device address of the split-K workspace (fp32) when `splits` > 1 (see
+    /// [`crate::split_k`]), or of the stream-K workspace when `stream_k_tiles` > 0 (see
+    /// [`crate::stream_k`]); else 0.
     pub workspace: u64,
     /// Rows of A and C.
     pub m: u32,
@@ -104,8 +105,11 @@ pub struct GemmArgs {
     /// Split-K: the length of every slice of k but the last (a multiple of
     /// [`crate::split_k::K_GRANULE`]); unused without a split.
     pub k_chunk: u32,
-    /// Keeps the size a multiple of 8 bytes, spelled out so that no byte is uninitialized.
-    pub reserved: u32,
+    /// Stream-K: how many of the last work items (batch · tiles, in the kernel's walk order) are
+    /// cut along k into equal shares of the blocks, 0 for none (see [`crate::stream_k`]). Only
+    /// the persistent TMA entries read it, and only without a split (`splits` ≤ 1); `workspace`
+    /// is then the stream-K workspace. It also keeps the size a multiple of 8 bytes.
+    pub stream_k_tiles: u32,
 }
 
 impl GemmArgs {
@@ -135,7 +139,7 @@ impl GemmArgs {
             slope: 0.0,
             splits: 1,
             k_chunk: 0,
-            reserved: 0,
+            stream_k_tiles: 0,
         }
     }
 

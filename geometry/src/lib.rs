@@ -12,6 +12,7 @@ pub mod dequant;
 pub mod general;
 pub mod general_mma;
 pub mod split_k;
+pub mod stream_k;
 pub mod thin;
 pub mod v00;
 pub mod v01;

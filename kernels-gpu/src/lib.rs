@@ -49,6 +49,8 @@ pub mod ladder_epilogue;
 pub mod pipeline;
 pub mod sgemm;
 pub mod split_k;
+#[cfg(target_feature = "sm_90a")]
+pub mod stream_k;
 pub mod tensor_core;
 pub mod thin;
 pub mod thin_mma;

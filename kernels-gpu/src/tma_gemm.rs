@@ -60,6 +60,7 @@ use crate::device::{
 use crate::element::{Bf16, E4m3, E5m2, Element, F16};
 use crate::epilogue::apply;
 use crate::pipeline::StageRing;
+use crate::stream_k;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite,
@@ -72,6 +73,7 @@ use crate::tma::{
     tma_load_3d,
 };
 use gemm_geometry::GemmArgs;
+use gemm_geometry::stream_k::{block_holding, block_start, flag_bytes};
 use gemm_geometry::v17::{
     B_KN_BOX, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
 };
@@ -584,6 +586,11 @@ pub struct Problem {
     pub splits: u32,
     /// The k-steps (of `TILE_K`) of every slice but the last; unused when `splits` is 1.
     pub chunk_steps: u32,
+    /// Stream-K (3-D maps without a split only; 0 for none): the last `stream_k_tiles` work
+    /// items are cut along k into shares of the blocks (see `gemm_geometry::stream_k`).
+    pub stream_k_tiles: u32,
+    /// The stream-K workspace (flags, then slots), when `stream_k_tiles` > 0.
+    pub stream_k_workspace: u64,
     /// Whether A's tiles come from batch item `z` (else always from item 0: A shared by the
     /// whole batch, batch stride 0, encoded with a batch dimension of 1).
     pub a_follows_batch: bool,
@@ -602,80 +609,151 @@ impl Problem {
             batch: 1,
             splits: 1,
             chunk_steps: 0,
+            stream_k_tiles: 0,
+            stream_k_workspace: 0,
             a_follows_batch: false,
             b_follows_batch: false,
         }
     }
 }
 
-/// The walk of one block over its work items: item `w` is tile `w mod tiles` of batch item
-/// `⌊w / tiles⌋`; the block takes its linear index over the grid (x, 1, z) first, then steps
-/// of the grid's size. Without batch (`BATCHED` false) this is the ladder's
-/// `tile = block_x; tile < tiles; tile += grid_dim_x` exactly. Few registers on purpose: the
-/// walk stays live through the epilogue, next to the 128 accumulators.
+/// The walk of one block over its whole work items: item `w` is tile `w mod tiles` of batch
+/// item `⌊w / tiles⌋`; the block takes its linear index over the grid (x, 1, z) first, then
+/// steps of the grid's size, up to `whole` (all items but a stream-K tail). Without batch
+/// (`BATCHED` false) this is the ladder's `tile = block_x; tile < tiles; tile += grid_dim_x`
+/// exactly. Few registers on purpose: the walk stays live through the epilogue, next to the
+/// 128 accumulators.
 struct Walk<const BATCHED: bool> {
     item: u32,
-    items: u32,
+    whole: u32,
     tiles: u32,
 }
 
 impl<const BATCHED: bool> Walk<BATCHED> {
-    /// `items` = batch · tiles (no more than 2³¹, so that stepping cannot wrap).
+    /// `whole` ≤ batch · tiles ≤ 2³¹, so that stepping cannot wrap.
     #[inline(always)]
-    fn new(tiles: u32, items: u32) -> Self {
-        let first = if BATCHED {
-            block_z() * grid_dim_x() + block_x()
-        } else {
-            block_x()
-        };
+    fn new(tiles: u32, whole: u32) -> Self {
+        let first = if BATCHED { block_index() } else { block_x() };
         Walk {
             item: first,
-            items,
+            whole,
             tiles,
         }
     }
 
     #[inline(always)]
     fn valid(&self) -> bool {
-        self.item < self.items
+        self.item < self.whole
     }
 
     /// The batch item of the current work item.
     #[inline(always)]
     fn z(&self) -> u32 {
-        if BATCHED { self.item / self.tiles } else { 0 }
+        batch_of::<BATCHED>(self.item, self.tiles)
     }
 
     /// The tile (grouped-order index within its batch item) of the current work item.
     #[inline(always)]
     fn tile(&self) -> u32 {
-        if BATCHED {
-            self.item % self.tiles
-        } else {
-            self.item
-        }
+        tile_of::<BATCHED>(self.item, self.tiles)
     }
 
     #[inline(always)]
     fn advance(&mut self) {
-        let step = if BATCHED {
-            // Read afresh (not hoisted out of the loop into a register that would have to
-            // live through the epilogue).
-            let blocks: u32;
-            // SAFETY: reads two special registers.
-            unsafe {
-                core::arch::asm!(
-                    "{{ .reg .u32 x, z; mov.u32 x, %nctaid.x; mov.u32 z, %nctaid.z; mul.lo.u32 {blocks}, x, z; }}",
-                    blocks = out(reg32) blocks,
-                    options(nomem, nostack),
-                )
-            };
-            blocks
-        } else {
-            grid_dim_x()
-        };
-        self.item += step;
+        self.item += if BATCHED { grid_blocks() } else { grid_dim_x() };
     }
+}
+
+/// The batch item of work item `item`.
+#[inline(always)]
+fn batch_of<const BATCHED: bool>(item: u32, tiles: u32) -> u32 {
+    if BATCHED { item / tiles } else { 0 }
+}
+
+/// The tile (grouped-order index within its batch item) of work item `item`.
+#[inline(always)]
+fn tile_of<const BATCHED: bool>(item: u32, tiles: u32) -> u32 {
+    if BATCHED { item % tiles } else { item }
+}
+
+/// The stream-K tail of a launch (`gemm_geometry::stream_k`): `tiles` items after the
+/// `whole` ones, `steps` k-steps each, cut into equal shares of the grid's blocks. The block
+/// walks the tail tiles of its share last to first ([`Tail::tiles_of_share`]), after its
+/// whole items, in a loop of its own: the whole items' loop stays as lean in registers as
+/// without stream-K.
+#[derive(Clone, Copy)]
+struct Tail {
+    whole: u32,
+    tiles: u32,
+    steps: u32,
+}
+
+impl Tail {
+    /// The tail's k-steps.
+    #[inline(always)]
+    fn total(self) -> u64 {
+        self.tiles as u64 * self.steps as u64
+    }
+
+    /// This block's share `[start, end)` of the tail's steps.
+    #[inline(always)]
+    fn share(self) -> (u64, u64) {
+        let (block, blocks) = (block_index(), grid_blocks());
+        let total = self.total();
+        (
+            block_start(block, blocks, total),
+            block_start(block + 1, blocks, total),
+        )
+    }
+
+    /// The tail tiles this block's share touches, `(first, end)` (end exclusive; empty
+    /// without a tail or with an empty share).
+    #[inline(always)]
+    fn tiles_of_share(self) -> (u32, u32) {
+        if self.tiles == 0 {
+            return (0, 0);
+        }
+        let (start, end) = self.share();
+        if start == end {
+            return (0, 0);
+        }
+        let steps = self.steps as u64;
+        ((start / steps) as u32, ((end - 1) / steps) as u32 + 1)
+    }
+
+    /// The k-steps `[first, end)` of tail tile `tile` that this block computes.
+    #[inline(always)]
+    fn steps_of(self, tile: u32) -> (u32, u32) {
+        let (start, end) = self.share();
+        let tile_start = tile as u64 * self.steps as u64;
+        let tile_end = tile_start + self.steps as u64;
+        (
+            (start.max(tile_start) - tile_start) as u32,
+            (end.min(tile_end) - tile_start) as u32,
+        )
+    }
+}
+
+/// The block's linear index over the grid (x, 1, z).
+#[inline(always)]
+fn block_index() -> u32 {
+    block_z() * grid_dim_x() + block_x()
+}
+
+/// The blocks of the grid (x, 1, z), read afresh (not hoisted out of a loop into a register
+/// that would have to live through the epilogue).
+#[inline(always)]
+fn grid_blocks() -> u32 {
+    let blocks: u32;
+    // SAFETY: reads two special registers.
+    unsafe {
+        core::arch::asm!(
+            "{{ .reg .u32 x, z; mov.u32 x, %nctaid.x; mov.u32 z, %nctaid.z; mul.lo.u32 {blocks}, x, z; }}",
+            blocks = out(reg32) blocks,
+            options(nomem, nostack),
+        )
+    };
+    blocks
 }
 
 /// The TMA + `wgmma` GEMM over this block's work items (see `Walk`), tiles of each item in
@@ -742,6 +820,18 @@ pub unsafe fn tma_wgmma<
     } else {
         tiles
     };
+    let steps = k.div_ceil(E::TILE_K);
+    // The stream-K tail (library entries only). The host asks for one only without a split,
+    // with k > 0 and within the items; anything else is refused loudly.
+    let tail_tiles = if BATCHED { problem.stream_k_tiles } else { 0 };
+    if tail_tiles > 0 && (problem.splits > 1 || steps == 0 || tail_tiles > items) {
+        trap();
+    }
+    let tail = Tail {
+        whole: items - tail_tiles,
+        tiles: tail_tiles,
+        steps,
+    };
     let thread = thread_x();
     let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
     // `full`: the producer's one arrival plus the stage's bytes; `empty`: every consumer thread.
@@ -754,8 +844,8 @@ pub unsafe fn tma_wgmma<
         let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);
         (tile_row * block_tile_m, tile_col * block_tile_n)
     };
-    let steps = k.div_ceil(E::TILE_K);
-    // The k-steps of virtual item `zz`: all of them without a split, else its slice's.
+    // The k-steps of a whole item of virtual item `zz`: all of them without a split, else its
+    // slice's.
     let step_range = #[inline(always)]
     |zz: u32| {
         if BATCHED && problem.splits > 1 {
@@ -775,19 +865,20 @@ pub unsafe fn tma_wgmma<
         }
     };
     // Both sides walk the same sequence of (item, step) and so of (stage, round): the stage
-    // ring and the barrier phases run on across tiles and batch items.
+    // ring and the barrier phases run on across tiles and batch items. First the whole items
+    // (`Walk`), then the block's stream-K tail tiles, last to first.
     let mut ring = StageRing::<STAGES>::new();
     if thread >= consumer_threads {
         if thread == consumer_threads {
             let (map_a, map_b) = (maps, unsafe { maps.add(TENSOR_MAP_BYTES as usize) });
-            let mut walk = Walk::<BATCHED>::new(tiles, items);
-            while walk.valid() {
-                let (first_row, first_col) = tile_origin(walk.tile());
+            // Loads steps [first_step, end_step) of work item `item` (virtual, with a split).
+            let load = #[inline(always)]
+            |ring: &mut StageRing<STAGES>, item: u32, first_step: u32, end_step: u32| {
+                let (first_row, first_col) = tile_origin(tile_of::<BATCHED>(item, tiles));
                 // The batch coordinate of each map: item 0 for an operand shared by the batch.
-                let z = batch_item(walk.z());
+                let z = batch_item(batch_of::<BATCHED>(item, tiles));
                 let z_a = if problem.a_follows_batch { z } else { 0 };
                 let z_b = if problem.b_follows_batch { z } else { 0 };
-                let (first_step, end_step) = step_range(walk.z());
                 for step in first_step..end_step {
                     let stage = ring.index();
                     if ring.round() > 0 {
@@ -833,7 +924,18 @@ pub unsafe fn tma_wgmma<
                     }
                     ring.advance();
                 }
+            };
+            let mut walk = Walk::<BATCHED>::new(tiles, tail.whole);
+            while walk.valid() {
+                let (first_step, end_step) = step_range(walk.z());
+                load(&mut ring, walk.item, first_step, end_step);
                 walk.advance();
+            }
+            let (first_tile, mut tile) = tail.tiles_of_share();
+            while tile > first_tile {
+                tile -= 1;
+                let (first_step, end_step) = tail.steps_of(tile);
+                load(&mut ring, tail.whole + tile, first_step, end_step);
             }
         }
         return;
@@ -841,12 +943,74 @@ pub unsafe fn tma_wgmma<
 
     let warpgroup = thread / 128;
     let (warp, lane) = (thread % 128 / 32, thread % 32);
+    // Multiplies steps [first_step, end_step) of a tile into `acc` (from zero), then hands the
+    // last stage back: the producer may already fill it for the next tile while this one is
+    // stored. (With k = 0 this arrives on a stage no one waits for, which is harmless: the
+    // producer issues no copies.)
+    let multiply =
+        #[inline(always)]
+        |acc: &mut [f32; ACC], ring: &mut StageRing<STAGES>, first_step: u32, end_step: u32| {
+            let mut previous_stage = ring.index();
+            let mut next_step = first_step;
+            if TILE_ACC && end_step > first_step {
+                // The first step, peeled: its first `wgmma` overwrites the accumulators.
+                let stage = ring.index();
+                unsafe { barrier_wait(full(stage), ring.phase()) };
+                warpgroup_fence();
+                // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
+                // issues this together.
+                unsafe {
+                    multiply_stage::<E, B_NK, true, ACC>(
+                        acc,
+                        stages_address + stage * stage_bytes,
+                        a_tile_bytes,
+                        warpgroup,
+                        false,
+                    )
+                };
+                warpgroup_commit();
+                warpgroup_wait::<1>();
+                previous_stage = stage;
+                ring.advance();
+                next_step += 1;
+            }
+            for step in next_step..end_step {
+                let stage = ring.index();
+                unsafe { barrier_wait(full(stage), ring.phase()) };
+                warpgroup_fence();
+                // SAFETY: as above.
+                unsafe {
+                    multiply_stage::<E, B_NK, false, ACC>(
+                        acc,
+                        stages_address + stage * stage_bytes,
+                        a_tile_bytes,
+                        warpgroup,
+                        step > first_step,
+                    )
+                };
+                warpgroup_commit();
+                // The previous step's group is done: hand its stage back to the producer.
+                warpgroup_wait::<1>();
+                if step > first_step {
+                    unsafe { barrier_arrive(empty(previous_stage)) };
+                }
+                previous_stage = stage;
+                ring.advance();
+            }
+            warpgroup_wait::<0>();
+            pin_accumulators::<ACC, ACC>(acc);
+            unsafe { barrier_arrive(empty(previous_stage)) };
+        };
+    // This thread's first row of a tile starting at `first_row` (and `row + 8`), and first
+    // column (then every 8th, and the next).
+    let thread_row = |first_row: u32| first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
+    let thread_col = |first_col: u32| first_col + 2 * (lane % 4);
     // The ladder (`TILE_ACC` false): zeroed once; each tile's first `wgmma` ignores it
     // (`accumulate` false), and writing the accumulators between `wgmma`s with ordinary
     // instructions would make ptxas serialize them. They stay live from tile to tile, which
     // the ladder's plain store can afford.
     let mut acc = [0.0f32; ACC];
-    let mut walk = Walk::<BATCHED>::new(tiles, items);
+    let mut walk = Walk::<BATCHED>::new(tiles, tail.whole);
     while walk.valid() {
         if TILE_ACC {
             // The library (`TILE_ACC`): a fresh array per tile, overwritten by the tile's first
@@ -857,63 +1021,78 @@ pub unsafe fn tma_wgmma<
         }
         let (first_row, first_col) = tile_origin(walk.tile());
         let (first_step, end_step) = step_range(walk.z());
-        let mut previous_stage = ring.index();
-        let mut next_step = first_step;
-        if TILE_ACC && end_step > first_step {
-            // Step 0, peeled: its first `wgmma` overwrites the accumulators.
-            let stage = ring.index();
-            unsafe { barrier_wait(full(stage), ring.phase()) };
-            warpgroup_fence();
-            // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
-            // issues this together.
-            unsafe {
-                multiply_stage::<E, B_NK, true, ACC>(
-                    &mut acc,
-                    stages_address + stage * stage_bytes,
-                    a_tile_bytes,
-                    warpgroup,
-                    false,
-                )
-            };
-            warpgroup_commit();
-            warpgroup_wait::<1>();
-            previous_stage = stage;
-            ring.advance();
-            next_step += 1;
-        }
-        for step in next_step..end_step {
-            let stage = ring.index();
-            unsafe { barrier_wait(full(stage), ring.phase()) };
-            warpgroup_fence();
-            // SAFETY: as above.
-            unsafe {
-                multiply_stage::<E, B_NK, false, ACC>(
-                    &mut acc,
-                    stages_address + stage * stage_bytes,
-                    a_tile_bytes,
-                    warpgroup,
-                    step > first_step,
-                )
-            };
-            warpgroup_commit();
-            // The previous step's group is done: hand its stage back to the producer.
-            warpgroup_wait::<1>();
-            if step > first_step {
-                unsafe { barrier_arrive(empty(previous_stage)) };
-            }
-            previous_stage = stage;
-            ring.advance();
-        }
-        warpgroup_wait::<0>();
-        pin_accumulators::<ACC, ACC>(&mut acc);
-        // The last stage is free too: the producer may already fill it for the next tile
-        // while this one is stored. (With k = 0 this arrives on a stage no one waits for,
-        // which is harmless: the producer issues no copies.)
-        unsafe { barrier_arrive(empty(previous_stage)) };
-
-        let row = first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
-        store(&acc, walk.z(), row, first_col + 2 * (lane % 4));
+        multiply(&mut acc, &mut ring, first_step, end_step);
+        store(&acc, walk.z(), thread_row(first_row), thread_col(first_col));
         walk.advance();
+    }
+    if !BATCHED {
+        return;
+    }
+    // The stream-K tail: each tile's piece is handed over (published) or, by the block that
+    // ends the tile, completed with the earlier pieces and stored.
+    // Registers are as scarce here as in the whole items' epilogue: only `tile` lives through
+    // the main loop; the rest is derived again after it (through `opaque`, so that it is not
+    // kept from before).
+    let mut tile = tail.tiles_of_share().1;
+    while tile > opaque(tail.tiles_of_share().0) {
+        tile -= 1;
+        let mut acc = [0.0f32; ACC];
+        let (first_step, end_step) = tail.steps_of(tile);
+        multiply(&mut acc, &mut ring, first_step, end_step);
+        let tile = opaque(tile);
+        let item = tail.whole + tile;
+        let (first_row, first_col) = tile_origin(tile_of::<BATCHED>(item, tiles));
+        let (first_step, end_step) = tail.steps_of(tile);
+        let row = thread_row(first_row);
+        let row_inside = row < m;
+        let blocks = grid_blocks();
+        let flags = problem.stream_k_workspace as *mut u32;
+        let slots = (problem.stream_k_workspace + flag_bytes(blocks)) as *mut f32;
+        let slot = |block: u32| slots.wrapping_add((block * block_tile_m * block_tile_n) as usize);
+        if end_step < steps {
+            // Unfinished: publish the piece in this block's slot; no store.
+            let block = block_index();
+            // SAFETY: every consumer thread gets here together; the slot and flag are this
+            // block's, in the workspace the host sized for this grid, and the flag is 0
+            // (cleared by the previous launch's finisher, or made so).
+            unsafe {
+                stream_k::publish(
+                    &acc,
+                    slot(block),
+                    flags.wrapping_add(block as usize),
+                    thread,
+                    consumer_threads,
+                    row_inside,
+                )
+            };
+            continue;
+        }
+        // Finishing: add the pieces before this one, block by block in order.
+        let total = tail.total();
+        let tile_start = tile as u64 * steps as u64;
+        let mut step = tile_start;
+        while step < tile_start + first_step as u64 {
+            let block = block_holding(step, blocks, total);
+            // SAFETY: `block` (a lower index than this block's) published the piece of this
+            // tile that holds `step`, in its slot, in this launch.
+            unsafe {
+                stream_k::wait_and_add(
+                    &mut acc,
+                    slot(block),
+                    flags.wrapping_add(block as usize),
+                    thread,
+                    consumer_threads,
+                    row_inside,
+                )
+            };
+            step = block_start(block + 1, blocks, total);
+        }
+        store(
+            &acc,
+            batch_of::<BATCHED>(item, tiles),
+            row,
+            thread_col(first_col),
+        );
     }
 }
 
@@ -967,7 +1146,7 @@ unsafe fn multiply_stage<
 
 /// Defines one library entry, `$name(args: GemmArgs)`, over [`library_gemm`] with the block of
 /// the geometry module `gemm_geometry::$geometry` (`v17` for `gemm_v18_*`, `v18_m64` for
-/// `gemm_v18_m64_*`): its threads and blocks per SM as launch bounds, its consumer
+/// `gemm_v18_m64_*`): its threads, blocks per SM and register cap as launch bounds, its consumer
 /// warpgroups, accumulators and stages as the body's numbers. The entry's documentation
 /// refers to the invoking module's.
 macro_rules! library_entry {
@@ -975,7 +1154,8 @@ macro_rules! library_entry {
         crate::launch_bounds!(
             $name,
             gemm_geometry::$geometry::THREADS,
-            gemm_geometry::$geometry::MIN_BLOCKS_PER_SM
+            gemm_geometry::$geometry::MIN_BLOCKS_PER_SM,
+            gemm_geometry::$geometry::MAX_REGISTERS
         );
 
         $(#[$doc])*
@@ -1028,6 +1208,8 @@ pub unsafe fn library_gemm<
         // k_chunk is a multiple of K_GRANULE, itself a multiple of TILE_K (checked below at
         // compile time): slices start on k-steps.
         chunk_steps: args.k_chunk / E::TILE_K,
+        stream_k_tiles: args.stream_k_tiles,
+        stream_k_workspace: args.workspace,
         a_follows_batch: args.stride_a != 0,
         b_follows_batch: args.stride_b != 0,
     };

@@ -128,6 +128,7 @@ pub struct MatmulDesc<'a, T> {
     pub(crate) epilogue: Epilogue<'a, T>,
     pub(crate) kernel: Option<&'a str>,
     pub(crate) split_k: Option<u32>,
+    pub(crate) stream_k: Option<bool>,
 }
 
 impl<'a, T: GemmElement> MatmulDesc<'a, T> {
@@ -149,6 +150,7 @@ impl<'a, T: GemmElement> MatmulDesc<'a, T> {
             epilogue: Epilogue::none(),
             kernel: None,
             split_k: None,
+            stream_k: None,
         }
     }
 
@@ -242,6 +244,18 @@ impl<'a, T: GemmElement> MatmulDesc<'a, T> {
         self
     }
 
+    /// Compute the last tiles in shares of k handed from block to block (stream-K, `true`) or
+    /// never (`false`), instead of dispatch's choice, for teaching and tests. Only the
+    /// persistent TMA kernels (`v18`, `v18_m64`, `v19`) have a stream-K tail; with `true`,
+    /// the chosen one does not split k by itself, a forced kernel without one (or a forced
+    /// split) is refused with [`crate::GemmError::KernelRefused`], and other kernels run as
+    /// they would. Products whose tiles fill whole waves have no tail to share and run as
+    /// without it.
+    pub fn stream_k(mut self, on: bool) -> Self {
+        self.stream_k = Some(on);
+        self
+    }
+
     /// The element type and arithmetic of this call.
     pub fn dtype(&self) -> super::element::DType {
         if self.tf32 {
@@ -271,6 +285,7 @@ impl<T> fmt::Debug for MatmulDesc<'_, T> {
             .field("activation", &self.epilogue.activation)
             .field("kernel", &self.kernel)
             .field("split_k", &self.split_k)
+            .field("stream_k", &self.stream_k)
             .finish()
     }
 }

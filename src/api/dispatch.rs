@@ -156,6 +156,10 @@ pub struct KernelSpec {
     /// 64 × 4096 × 4096 it ran 1.3–1.4× slower than unsplit on the H100 (fp16,
     /// `docs/results/v18-m64`: 0.62–0.69 of cuBLAS against 0.82–0.85).
     pub auto_split: bool,
+    /// Whether it computes a tail of its work items in shares of k handed from block to block
+    /// when `GemmArgs::stream_k_tiles` > 0 (`gemm_geometry::stream_k`): the persistent TMA
+    /// kernels, whose grid is the device's SMs (see [`stream_k_tiles`]).
+    pub stream_k: bool,
     /// Blocks of this kernel that fit on one SM (its launch bounds' minimum): with the SM
     /// count, how many tiles fill the device once.
     pub blocks_per_sm: u32,
@@ -231,6 +235,7 @@ const fn any_alignment(
         shape: ShapeClass::Any,
         split_k: true,
         auto_split: true,
+        stream_k: false,
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm,
@@ -269,6 +274,7 @@ const fn ladder(
         shape: ShapeClass::Any,
         split_k,
         auto_split: split_k,
+        stream_k: false,
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm,
@@ -345,6 +351,7 @@ const fn tma(
         shape: ShapeClass::Any,
         split_k: true,
         auto_split: true,
+        stream_k: true,
         blocks_per_sm: geometry::v17::MIN_BLOCKS_PER_SM,
         // TF32 `wgmma` reads B only K-major: B `[k, n]` is copied first.
         copies_b_transposed: matches!(dtype, DType::Tf32) && matches!(b_layout, BLayout::Kn),
@@ -441,6 +448,7 @@ const fn thin(
         shape,
         split_k: false,
         auto_split: false,
+        stream_k: false,
         blocks_per_sm,
         copies_b_transposed: false,
         gflops_per_sm: 0,
@@ -507,6 +515,7 @@ const fn thin_mma(
         shape,
         split_k: false,
         auto_split: false,
+        stream_k: false,
         blocks_per_sm: thin::MMA_MIN_BLOCKS_PER_SM,
         copies_b_transposed: false,
         gflops_per_sm: 0,
@@ -1018,6 +1027,9 @@ pub struct Plan {
     pub splits: u32,
     /// The length of every slice of k but the last (0 without a split).
     pub k_chunk: u32,
+    /// Stream-K: the last work items computed in shares of k handed from block to block
+    /// (0: none; never with a split). The kernel then uses the `Gemm`'s stream-K workspace.
+    pub stream_k_tiles: u32,
 }
 
 impl Plan {
@@ -1701,7 +1713,7 @@ pub fn split_grid(
 
 /// The kernel for `problem` on `caps`: `forced` if given (refused with its reason if it cannot
 /// run the call), else the first of [`KERNELS`] for the call's element type and B layout that
-/// can; k split as [`auto_split`] decides.
+/// can; k split as [`auto_split`] decides, or a stream-K tail where [`stream_k_pays`] says.
 pub fn choose(
     caps: &DeviceCaps,
     problem: &Problem,
@@ -1718,12 +1730,52 @@ pub fn choose_split(
     forced: Option<&str>,
     forced_splits: Option<u32>,
 ) -> Result<Plan, GemmError> {
+    choose_plan(caps, problem, forced, forced_splits, None)
+}
+
+/// [`choose_split`], and stream-K: `forced_stream_k` `Some(true)` asks for a stream-K tail
+/// wherever the items do not fill whole waves (no automatic split then), `Some(false)` never,
+/// `None` where [`stream_k_pays`] says. When it is asked for, a forced kernel without a tail
+/// is refused, as is a forced split; dispatch's own choice, if it has none, runs as it would.
+pub fn choose_plan(
+    caps: &DeviceCaps,
+    problem: &Problem,
+    forced: Option<&str>,
+    forced_splits: Option<u32>,
+    forced_stream_k: Option<bool>,
+) -> Result<Plan, GemmError> {
     let plan = choose_kernel(caps, problem, forced, forced_splits)?;
+    if forced_stream_k == Some(true) {
+        match stream_k_refusal(plan.kernel, forced_splits) {
+            None => {
+                return Ok(with_stream_k(
+                    plan,
+                    caps,
+                    problem,
+                    "asked for by the description",
+                ));
+            }
+            Some(reason) if forced.is_some() || forced_splits.is_some_and(|s| s > 1) => {
+                return Err(GemmError::KernelRefused {
+                    kernel: plan.kernel.name,
+                    reason,
+                });
+            }
+            // Dispatch's own choice has no tail: it runs as it would.
+            Some(_) => {}
+        }
+    }
     let (splits, k_chunk) = match forced_splits {
         Some(wanted) => geometry::split_k::slices(problem.k as u32, wanted),
         None => auto_split(plan.kernel, caps, problem),
     };
     if splits <= 1 {
+        if forced_stream_k.is_none()
+            && forced_splits.is_none()
+            && let Some(why) = stream_k_pays(plan.kernel, caps, problem)
+        {
+            return Ok(with_stream_k(plan, caps, problem, &why));
+        }
         return Ok(plan);
     }
     // `split_refusal` passed for the forced count; an automatic one stays within its limits.
@@ -1750,6 +1802,80 @@ pub fn choose_split(
         k_chunk,
         reason,
         ..plan
+    })
+}
+
+/// Why `spec` cannot take a stream-K tail (with `forced_splits`), or `None`.
+fn stream_k_refusal(spec: &KernelSpec, forced_splits: Option<u32>) -> Option<String> {
+    if !spec.stream_k {
+        return Some("has no stream-K tail (only the persistent TMA kernels do)".into());
+    }
+    if forced_splits.is_some_and(|s| s > 1) {
+        return Some("cannot split k and take a stream-K tail at once".into());
+    }
+    None
+}
+
+/// The blocks of a stream-K launch of `spec`: one per slot of the device (SMs times blocks
+/// per SM), all of them, whatever the number of tiles.
+pub fn stream_k_blocks(spec: &KernelSpec, caps: &DeviceCaps) -> u32 {
+    (caps.sm_count.max(1) as u32).saturating_mul(spec.blocks_per_sm.max(1))
+}
+
+/// The stream-K tail of `spec` on `problem`
+/// (`gemm_geometry::stream_k::tail_tiles` over its [`stream_k_blocks`]); 0 without k.
+pub fn stream_k_tiles(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> u32 {
+    if problem.k == 0 || !spec.stream_k {
+        return 0;
+    }
+    geometry::stream_k::tail_tiles(tile_count(spec, problem), stream_k_blocks(spec, caps))
+}
+
+/// `plan` with its stream-K tail (if its items leave one) and the grid it needs.
+fn with_stream_k(plan: Plan, caps: &DeviceCaps, problem: &Problem, why: &str) -> Plan {
+    let tiles = stream_k_tiles(plan.kernel, caps, problem);
+    if tiles == 0 {
+        return plan;
+    }
+    Plan {
+        grid: (stream_k_blocks(plan.kernel, caps), 1, 1),
+        stream_k_tiles: tiles,
+        reason: format!(
+            "{}; its last {tiles} tiles in shares of k over all {} blocks (stream-K: {why})",
+            plan.reason,
+            stream_k_blocks(plan.kernel, caps)
+        ),
+        ..plan
+    }
+}
+
+/// The least share of a tile's waves that the last wave must leave idle for dispatch to take
+/// a stream-K tail by itself.
+pub const STREAM_K_MIN_IDLE: f64 = 0.15;
+
+/// Why dispatch gives `spec` a stream-K tail on `problem` by itself, or `None`: when its
+/// tiles, whole, would leave at least [`STREAM_K_MIN_IDLE`] of the device's block slots
+/// idle over the launch (2176³ on v18: 153 tiles in two waves of 132, 42% idle), and fill at
+/// least one wave.
+pub fn stream_k_pays(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
+    if stream_k_tiles(spec, caps, problem) == 0 {
+        return None;
+    }
+    let (tiles, blocks) = (
+        tile_count(spec, problem) as f64,
+        stream_k_blocks(spec, caps) as f64,
+    );
+    // Fewer tiles than blocks would cut each into many pieces, which the finishers read back
+    // one by one; split-K (or the small tiles) serve those products.
+    if tiles < blocks {
+        return None;
+    }
+    let idle = 1.0 - tiles / ((tiles / blocks).ceil() * blocks);
+    (idle >= STREAM_K_MIN_IDLE).then(|| {
+        format!(
+            "{tiles} tiles in waves of {blocks} leave {:.0}% of the slots idle",
+            100.0 * idle
+        )
     })
 }
 
@@ -1789,6 +1915,7 @@ fn choose_kernel(
             grid: grid(spec, caps, problem).expect("checked by refusal"),
             splits: 1,
             k_chunk: 0,
+            stream_k_tiles: 0,
         });
     }
     let mut passed = Vec::new();
@@ -1811,6 +1938,7 @@ fn choose_kernel(
                     grid: grid(spec, caps, problem).expect("checked by refusal"),
                     splits: 1,
                     k_chunk: 0,
+                    stream_k_tiles: 0,
                 });
             }
         }

@@ -48,7 +48,7 @@ use std::sync::{Arc, Mutex, RwLock};
 struct KernelArgs(GemmArgs);
 
 // SAFETY: GemmArgs is `#[repr(C)]` plain data (integers and floats, no padding bytes left
-// uninitialized: its `reserved` word fills the tail), which the kernels read as one `.param`
+// uninitialized: its last word, `stream_k_tiles`, fills the tail), which the kernels read as one `.param`
 // block of the same layout.
 unsafe impl DeviceRepr for KernelArgs {}
 
@@ -71,6 +71,11 @@ pub struct Gemm {
     /// choosing it to queueing the reduction that last reads it. A graph that captured a split
     /// keeps the workspace it used.
     workspace: Mutex<Option<Arc<CudaSlice<f32>>>>,
+    /// The stream-K workspace (`gemm_geometry::stream_k`: flags, then one slot per block),
+    /// grown to the largest need so far. Made zero when allocated; every launch leaves its
+    /// flags zero again, and the stream runs launches one after the other, so one serves them
+    /// all. A graph that captured a stream-K launch keeps the one it used.
+    stream_k_workspace: Mutex<Option<Arc<CudaSlice<u8>>>>,
     /// The scratch buffers of [`QuantizedWeights::matmul`](quantized::QuantizedWeights::matmul)
     /// on this stream, for every weight matrix multiplied through this `Gemm` (grown to the
     /// largest need): the decode kernels' split-K workspace and arrival counters, padded A,
@@ -117,6 +122,7 @@ impl Gemm {
             tensor_maps: Mutex::new(HashMap::new()),
             last_kernel: Arc::new(Mutex::new(None)),
             workspace: Mutex::new(None),
+            stream_k_workspace: Mutex::new(None),
             quantized_scratch: Mutex::new(Default::default()),
             capture: RwLock::new(None),
         }
@@ -220,7 +226,13 @@ impl Gemm {
                 bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
             },
         )?;
-        dispatch::choose_split(&self.caps, &problem, desc.kernel, desc.split_k)
+        dispatch::choose_plan(
+            &self.caps,
+            &problem,
+            desc.kernel,
+            desc.split_k,
+            desc.stream_k,
+        )
     }
 
     /// Queues `C = act(alpha·A·B + beta·C + bias)` as `desc` describes, on the stream. Every
@@ -271,7 +283,13 @@ impl Gemm {
                 bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
             },
         )?;
-        let plan = dispatch::choose_split(&self.caps, &problem, desc.kernel, desc.split_k)?;
+        let plan = dispatch::choose_plan(
+            &self.caps,
+            &problem,
+            desc.kernel,
+            desc.split_k,
+            desc.stream_k,
+        )?;
         self.launch(call, &plan, &problem)
     }
 
@@ -350,6 +368,20 @@ impl Gemm {
         } else {
             None
         };
+        // A stream-K launch takes the stream-K workspace (never with a split) for as long as it
+        // is being queued.
+        let _stream_k_held = if plan.stream_k_tiles > 0 {
+            let mut held = self
+                .stream_k_workspace
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            args.workspace = self.stream_k_workspace(&mut held, plan)?;
+            call.pin(held.clone().expect("workspace allocated above"));
+            args.stream_k_tiles = plan.stream_k_tiles;
+            Some(held)
+        } else {
+            None
+        };
         let config = LaunchConfig {
             grid_dim: plan.grid,
             block_dim: (spec.threads, 1, 1),
@@ -358,8 +390,9 @@ impl Gemm {
         // SAFETY: `problem` was validated against the buffers' lengths (every element the
         // kernel reads or writes lies inside them, C overlaps no input), the addresses belong
         // to this context, dispatch checked the kernel's alignment and shared-memory needs
-        // (and, for a split, that it splits k), the workspace holds splits·batch·m·n values,
-        // and the argument block has the layout the kernel reads.
+        // (and, for a split, that it splits k), the workspace holds splits·batch·m·n values
+        // (for stream-K: the flags, zero, and a slot per block of this grid), and the argument
+        // block has the layout the kernel reads.
         unsafe { self.launch_entry(spec.entry, config, &args) }?;
         if let Some(entry) = plan.reduction() {
             let elements = (problem.batch * problem.m * problem.n) as u64;
@@ -435,6 +468,35 @@ impl Gemm {
 }
 
 impl Gemm {
+    /// The device address of a stream-K workspace for `plan`'s grid and tiles (flags zero),
+    /// growing `held` (the `Gemm`'s, locked by the caller) when it is shorter.
+    fn stream_k_workspace(
+        &self,
+        held: &mut Option<Arc<CudaSlice<u8>>>,
+        plan: &Plan,
+    ) -> Result<u64, GemmError> {
+        let spec = plan.kernel;
+        let blocks = plan.grid.0 * plan.grid.1 * plan.grid.2;
+        let needed =
+            gemm_geometry::stream_k::workspace_bytes(blocks, spec.block_tile_m * spec.block_tile_n)
+                as usize;
+        if held.as_ref().is_none_or(|w| w.len() < needed) {
+            self.runtime.refuse_in_capture(|| {
+                format!("growing the stream-K workspace to {needed} bytes")
+            })?;
+            // The old one is freed in stream order, after the kernels that used it.
+            *held = None;
+            let fresh = self
+                .runtime
+                .stream()
+                .alloc_zeros::<u8>(needed)
+                .map_err(|e| GemmError::cuda("allocating the stream-K workspace", e))?;
+            *held = Some(Arc::new(fresh));
+        }
+        let workspace = held.as_deref().expect("allocated above");
+        Ok(self.runtime.address(workspace))
+    }
+
     /// The device address of the tensor maps (A's, then B's, 128 bytes each) a TMA kernel reads
     /// for `problem`, encoded and uploaded on first use.
     fn tensor_maps(
@@ -521,6 +583,6 @@ pub fn kernel_args(problem: &Problem, tensor_maps: u64) -> GemmArgs {
         slope,
         splits: 1,
         k_chunk: 0,
-        reserved: 0,
+        stream_k_tiles: 0,
     }
 }

@@ -85,6 +85,9 @@ pub struct SuiteInfo {
     /// The split-K slices of k it ran in (absent or 1: no split).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub splits: Option<u32>,
+    /// The tiles it computed as a stream-K tail (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream_k_tiles: Option<u32>,
     /// Its PTX entry point.
     #[serde(default)]
     pub kernel_entry: Option<String>,

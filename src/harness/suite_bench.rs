@@ -59,6 +59,9 @@ pub struct SuiteOptions {
     /// Split k into about this many slices (`MatmulDesc::split_k`; 1: never); a case no kernel
     /// can split so is recorded as skipped.
     pub split_k: Option<u32>,
+    /// Stream-K on or off (`MatmulDesc::stream_k`) instead of dispatch's choice; a case whose
+    /// kernel has no stream-K tail is recorded as skipped when it is asked on.
+    pub stream_k: Option<bool>,
 }
 
 /// The precision as records name it: `fp32` (exact), `tf32`, `fp16`, `bf16`.
@@ -343,6 +346,7 @@ impl<'g> SuiteBench<'g> {
             b_layout: layout.label().to_string(),
             kernel: None,
             splits: None,
+            stream_k_tiles: None,
             kernel_entry: None,
             cublas_ms: None,
             ratio: None,
@@ -379,16 +383,21 @@ impl<'g> SuiteBench<'g> {
         if let Some(slices) = options.split_k {
             desc = desc.split_k(slices);
         }
+        if let Some(on) = options.stream_k {
+            desc = desc.stream_k(on);
+        }
         let Operands {
             a, b, c, c_blas, ..
         } = operands;
         let plan = match self.gemm.plan(&a[0], &b[0], &*c, &desc) {
             Ok(plan) => plan,
             Err(refused @ (GemmError::KernelRefused { .. } | GemmError::NoKernel { .. }))
-                if options.kernel.is_some() || options.split_k.is_some() =>
+                if options.kernel.is_some()
+                    || options.split_k.is_some()
+                    || options.stream_k.is_some() =>
             {
                 let mut record = self.new_record::<T>(entry, layout, dtype, seed, 0);
-                record.skipped = Some(format!("the forced kernel or split: {refused}"));
+                record.skipped = Some(format!("the forced kernel, split or stream-K: {refused}"));
                 return Ok(record);
             }
             Err(e) => return Err(e),
@@ -443,6 +452,11 @@ impl<'g> SuiteBench<'g> {
                 "rust_gemm::Gemm::matmul → {} (k in {} slices)",
                 plan.kernel.name, plan.splits
             )
+        } else if plan.stream_k_tiles > 0 {
+            format!(
+                "rust_gemm::Gemm::matmul → {} (stream-K tail of {} tiles)",
+                plan.kernel.name, plan.stream_k_tiles
+            )
         } else {
             format!("rust_gemm::Gemm::matmul → {}", plan.kernel.name)
         };
@@ -456,6 +470,7 @@ impl<'g> SuiteBench<'g> {
         info.kernel = Some(plan.kernel.name.to_string());
         info.kernel_entry = Some(plan.kernel.entry.to_string());
         info.splits = (plan.splits > 1).then_some(plan.splits);
+        info.stream_k_tiles = (plan.stream_k_tiles > 0).then_some(plan.stream_k_tiles);
         info.cublas_ms = Some(cublas_ms);
         info.ratio = Some(cublas_ms / ms);
         info.achieved_gbs = Some(achieved);

@@ -358,6 +358,7 @@ pub(crate) mod tests {
             b_layout: layout.to_string(),
             kernel: Some("v18".to_string()),
             splits: None,
+            stream_k_tiles: None,
             kernel_entry: Some("gemm_v18_f16_kn".to_string()),
             cublas_ms: Some(ratio),
             ratio: Some(ratio),

@@ -422,7 +422,7 @@ unsafe fn unaligned<E: HalfElement, const B_NK: bool, const PARTIAL: bool>(
         slope,
         splits: 1,
         k_chunk: 0,
-        reserved: 0,
+        stream_k_tiles: 0,
     };
     let c_vector = c_vector_before::<PARTIAL>(&args, c);
     // SAFETY: the 16-bit-load body has no alignment conditions beyond 2 bytes.
