@@ -1403,57 +1403,45 @@ fn mid_m_products_take_the_small_tiles_where_the_cost_model_says() {
 }
 
 #[test]
-fn a_poor_last_wave_takes_a_stream_k_tail() {
+fn a_stream_k_tail_only_when_asked_for() {
     let caps = hopper();
     for dtype in [DType::F16, DType::Bf16] {
         for layout in [BLayout::Kn, BLayout::Nk] {
-            // 2176³: 17 × 9 = 153 tiles of 128 × 256 on 132 SMs, all of them the tail (one
-            // wave and a bit), over every SM.
-            let p = problem(dtype, layout, 2176, 2176, 2176);
-            let plan = choose(&caps, &p, None).unwrap();
-            assert_eq!(plan.kernel.name, "v18", "{}", plan.reason);
-            assert_eq!((plan.stream_k_tiles, plan.grid), (153, (132, 1, 1)));
+            let small = Some("v18_m64");
+            // 1152³ on v18_m64: 18 × 18 = 324 tiles of 64 × 64 on 264 block slots (two per
+            // SM), all of them the tail (one wave and a bit), over every slot.
+            let p = problem(dtype, layout, 1152, 1152, 1152);
+            let plan = choose_plan(&caps, &p, small, None, Some(true)).unwrap();
+            assert_eq!((plan.stream_k_tiles, plan.grid), (324, (264, 1, 1)));
             assert_eq!(plan.splits, 1);
             assert!(plan.reason.contains("stream-K"), "{}", plan.reason);
-            // Off when asked, and the grid is the tiles'.
-            let off = choose_plan(&caps, &p, None, None, Some(false)).unwrap();
-            assert_eq!((off.stream_k_tiles, off.grid), (0, (132, 1, 1)));
-            // 4096³: 512 tiles, 3% of the slots idle: whole tiles.
-            let plan = choose(&caps, &problem(dtype, layout, 4096, 4096, 4096), None).unwrap();
-            assert_eq!(plan.stream_k_tiles, 0, "{}", plan.reason);
-            // Asked for: the last partial wave and one more (116 + 132 of 512).
-            let on = choose_plan(
-                &caps,
-                &problem(dtype, layout, 4096, 4096, 4096),
-                None,
-                None,
-                Some(true),
-            )
-            .unwrap();
-            assert_eq!((on.stream_k_tiles, on.grid), (248, (132, 1, 1)));
+            // Never by itself (measured slower), nor when asked off.
+            for stream_k in [None, Some(false)] {
+                let off = choose_plan(&caps, &p, small, None, stream_k).unwrap();
+                assert_eq!((off.stream_k_tiles, off.grid), (0, (264, 1, 1)));
+            }
+            let whole = problem(dtype, layout, 2048, 2048, 2048);
+            // Asked for: the last partial wave and one more (232 + 264 of 1 024).
+            let on = choose_plan(&caps, &whole, small, None, Some(true)).unwrap();
+            assert_eq!((on.stream_k_tiles, on.grid), (232 + 264, (264, 1, 1)));
             // Whole waves have no tail, even when asked for.
-            let on = choose_plan(
-                &caps,
-                &problem(dtype, layout, 2048, 8448, 64 * 9),
-                None,
-                None,
-                Some(true),
-            )
-            .unwrap();
+            let waves = problem(dtype, layout, 1536, 704, 576);
+            let on = choose_plan(&caps, &waves, small, None, Some(true)).unwrap();
             assert_eq!(on.stream_k_tiles, 0, "{}", on.reason);
+            // v18's block has no tail: refused when forced with one, as is a tail with a split.
+            for (kernel, splits) in [(Some("v18"), None), (small, Some(2))] {
+                let err = choose_plan(&caps, &p, kernel, splits, Some(true)).unwrap_err();
+                assert!(matches!(err, GemmError::KernelRefused { .. }), "{err}");
+            }
         }
     }
-    // A kernel without a tail is refused when forced with one, as is a tail with a split.
-    let p = problem(DType::F16, BLayout::Kn, 2176, 2176, 2176);
-    for (kernel, splits) in [(Some("general_mma"), None), (Some("v18"), Some(2))] {
-        let err = choose_plan(&caps, &p, kernel, splits, Some(true)).unwrap_err();
-        assert!(matches!(err, GemmError::KernelRefused { .. }), "{err}");
+    // Dispatch's own choice without a tail runs as it would when one is asked for.
+    for dtype in [DType::F32, DType::F16] {
+        let p = problem(dtype, BLayout::Kn, 2176, 2176, 2176);
+        let plan = choose_plan(&caps, &p, None, None, Some(true)).unwrap();
+        assert_eq!(plan.stream_k_tiles, 0);
+        assert!(!plan.kernel.stream_k, "{}", plan.kernel.name);
     }
-    // The 32-bit exact kernels have none: asked for, they run without.
-    let p = problem(DType::F32, BLayout::Kn, 2176, 2176, 2176);
-    let plan = choose_plan(&caps, &p, None, None, Some(true)).unwrap();
-    assert_eq!(plan.stream_k_tiles, 0);
-    assert!(!plan.kernel.stream_k, "{}", plan.kernel.name);
 }
 
 #[test]

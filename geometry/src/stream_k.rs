@@ -1,7 +1,8 @@
-//! Stream-K for the persistent TMA kernels (`gemm_v18_*`, `gemm_v18_m64_*`): the last work
-//! items of a product (its *tail*) are cut along k into equal shares of the blocks, so that a
-//! product whose tiles fill its last wave badly (2176³ is 153 tiles of 128 × 256 on 132 SMs:
-//! two waves, the second 16% full) still keeps every SM busy to the end.
+//! Stream-K for the persistent TMA body (`kernels-gpu/src/tma_gemm.rs`; the library enables it
+//! for the small-tile entries `gemm_v18_m64_*`): the last work items of a product (its
+//! *tail*) are cut along k into equal shares of the blocks, so that a product whose tiles fill
+//! its last wave badly (1152³ is 324 tiles of 64 × 64 on 264 block slots: two waves, the
+//! second 23% full) still keeps every SM busy to the end.
 //!
 //! With `args.stream_k_tiles = t > 0`, the blocks (`G` of them, the grid's size) first walk the
 //! other `items − t` work items whole, as without stream-K, and then the `t · S` k-steps of the

@@ -38,12 +38,6 @@ pub const PRODUCER_THREADS: u32 = 32;
 pub const THREADS: u32 = CONSUMER_THREADS + PRODUCER_THREADS;
 /// Blocks per SM the launch bounds ask for.
 pub const MIN_BLOCKS_PER_SM: u32 = 1;
-/// The register cap of the library entries (`.maxnreg`, in place of `.minnctapersm 1`): with
-/// `.maxntid 288, .minnctapersm 1` ptxas holds a `wgmma` kernel to 168 registers per thread
-/// (65 536 over 384 threads, whole warpgroups), and the stream-K tail's hand-over
-/// (`gemm_geometry::stream_k`) next to the 128 accumulators then spilled. 9 warps of 184
-/// registers take 52 992 of the SM's 65 536, so one block still fits.
-pub const MAX_REGISTERS: u32 = 184;
 
 /// TMA box of A (row-major `[m, k]`, ld = lda): `[k, rows]` = 64 × 128, one copy per stage.
 pub const A_BOX: [u32; 2] = [TILE_K, BLOCK_TILE_M];
@@ -102,9 +96,5 @@ mod tests {
         assert_eq!(STAGE_BYTES % 1024, 0);
         assert_eq!(THREADS, 288);
         assert_eq!(ACCUMULATORS, 128);
-        // One block of THREADS threads at MAX_REGISTERS (warps allocate whole 256-register
-        // units) fits in the SM's 65 536 registers.
-        let per_warp = (MAX_REGISTERS * 32).div_ceil(256) * 256;
-        assert!(THREADS.div_ceil(32) * per_warp * MIN_BLOCKS_PER_SM <= 65_536);
     }
 }

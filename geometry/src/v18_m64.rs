@@ -34,10 +34,6 @@ pub const CONSUMER_THREADS: u32 = CONSUMER_WARPGROUPS * 128;
 pub const THREADS: u32 = CONSUMER_THREADS + PRODUCER_THREADS;
 /// Blocks per SM the launch bounds ask for, and the persistent grid's blocks per SM.
 pub const MIN_BLOCKS_PER_SM: u32 = 2;
-/// No register cap beyond the launch bounds' (`gemm_geometry::v17::MAX_REGISTERS` says why
-/// v17's entries have one): two blocks of 160 threads leave ptxas 128 per thread, and the
-/// body needs fewer.
-pub const MAX_REGISTERS: u32 = 0;
 
 /// TMA box of A (row-major `[m, k]`): `[k, rows]` = 64 × 64, one copy per stage.
 pub const A_BOX: [u32; 2] = [TILE_K, BLOCK_TILE_M];

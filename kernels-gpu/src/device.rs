@@ -388,21 +388,14 @@ pub fn wait_async_copies<const PENDING: u32>() {
 /// `launch_bounds__<entry>`; `build.rs` turns it into the PTX directives
 /// `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` on that entry, and ptxas then
 /// keeps the kernel within `65536 / (max_threads · min_blocks)` registers per thread so that
-/// `min_blocks` blocks fit on one SM. A fourth argument, when not 0, becomes `.maxnreg` in
-/// place of `.minnctapersm`: a register cap of its own, for kernels whose threads ptxas counts
-/// in whole warpgroups (with `.minnctapersm 1` it held the 288 threads of the `wgmma` library
-/// entries to 168 registers, as if they were 384); the caller makes sure `min_blocks` still
-/// fit.
+/// `min_blocks` blocks fit on one SM.
 #[macro_export]
 macro_rules! launch_bounds {
     ($entry:ident, $max_threads:expr, $min_blocks:expr) => {
-        $crate::launch_bounds!($entry, $max_threads, $min_blocks, 0);
-    };
-    ($entry:ident, $max_threads:expr, $min_blocks:expr, $max_registers:expr) => {
         const _: () = {
             #[unsafe(export_name = concat!("launch_bounds__", stringify!($entry)))]
             #[used]
-            static BOUNDS: [u32; 3] = [$max_threads, $min_blocks, $max_registers];
+            static BOUNDS: [u32; 2] = [$max_threads, $min_blocks];
         };
     };
 }

@@ -1146,7 +1146,7 @@ unsafe fn multiply_stage<
 
 /// Defines one library entry, `$name(args: GemmArgs)`, over [`library_gemm`] with the block of
 /// the geometry module `gemm_geometry::$geometry` (`v17` for `gemm_v18_*`, `v18_m64` for
-/// `gemm_v18_m64_*`): its threads, blocks per SM and register cap as launch bounds, its consumer
+/// `gemm_v18_m64_*`): its threads and blocks per SM as launch bounds, its consumer
 /// warpgroups, accumulators and stages as the body's numbers. The entry's documentation
 /// refers to the invoking module's.
 macro_rules! library_entry {
@@ -1154,8 +1154,7 @@ macro_rules! library_entry {
         crate::launch_bounds!(
             $name,
             gemm_geometry::$geometry::THREADS,
-            gemm_geometry::$geometry::MIN_BLOCKS_PER_SM,
-            gemm_geometry::$geometry::MAX_REGISTERS
+            gemm_geometry::$geometry::MIN_BLOCKS_PER_SM
         );
 
         $(#[$doc])*
@@ -1181,6 +1180,13 @@ macro_rules! library_entry {
     };
 }
 pub(crate) use library_entry;
+
+/// The most accumulators per thread of a block that takes a stream-K tail: the small tiles'
+/// (`gemm_v18_m64_*`, 32). In v18's block (128 accumulators, 288 threads, which ptxas and the
+/// hardware count as 384 and hold to 168 registers) the tail's loop and hand-over spilled
+/// 64 bytes; giving it more registers needs a producer warpgroup that hands its registers to
+/// the consumers (`setmaxnreg`).
+pub const STREAM_K_MAX_ACC: usize = 32;
 
 /// The library entries' instance of [`tma_wgmma`] (`gemm_v18_{f16,bf16}_{kn,nk}`): 3-D tensor
 /// maps at `args.tensor_maps` (batch as the third dimension), the fused epilogue of
@@ -1208,7 +1214,13 @@ pub unsafe fn library_gemm<
         // k_chunk is a multiple of K_GRANULE, itself a multiple of TILE_K (checked below at
         // compile time): slices start on k-steps.
         chunk_steps: args.k_chunk / E::TILE_K,
-        stream_k_tiles: args.stream_k_tiles,
+        // Stream-K only for the small tiles' 32 accumulators: next to v18's 128 (288 threads,
+        // held to 168 registers each, whole warpgroups counted) the tail's hand-over spilled.
+        stream_k_tiles: if ACC <= STREAM_K_MAX_ACC {
+            args.stream_k_tiles
+        } else {
+            0
+        },
         stream_k_workspace: args.workspace,
         a_follows_batch: args.stride_a != 0,
         b_follows_batch: args.stride_b != 0,

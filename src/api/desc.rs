@@ -246,7 +246,7 @@ impl<'a, T: GemmElement> MatmulDesc<'a, T> {
 
     /// Compute the last tiles in shares of k handed from block to block (stream-K, `true`) or
     /// never (`false`), instead of dispatch's choice, for teaching and tests. Only the
-    /// persistent TMA kernels (`v18`, `v18_m64`, `v19`) have a stream-K tail; with `true`,
+    /// small-tile TMA kernel `v18_m64` has a stream-K tail; with `true`,
     /// the chosen one does not split k by itself, a forced kernel without one (or a forced
     /// split) is refused with [`crate::GemmError::KernelRefused`], and other kernels run as
     /// they would. Products whose tiles fill whole waves have no tail to share and run as

@@ -157,8 +157,9 @@ pub struct KernelSpec {
     /// `docs/results/v18-m64`: 0.62–0.69 of cuBLAS against 0.82–0.85).
     pub auto_split: bool,
     /// Whether it computes a tail of its work items in shares of k handed from block to block
-    /// when `GemmArgs::stream_k_tiles` > 0 (`gemm_geometry::stream_k`): the persistent TMA
-    /// kernels, whose grid is the device's SMs (see [`stream_k_tiles`]).
+    /// when `GemmArgs::stream_k_tiles` > 0 (`gemm_geometry::stream_k`): `v18_m64`, whose
+    /// persistent grid is the device's block slots (see [`stream_k_tiles`]). v18 and v19 run
+    /// the same body but without a tail (`tma_gemm::STREAM_K_MAX_ACC`: it spilled there).
     pub stream_k: bool,
     /// Blocks of this kernel that fit on one SM (its launch bounds' minimum): with the SM
     /// count, how many tiles fill the device once.
@@ -351,7 +352,7 @@ const fn tma(
         shape: ShapeClass::Any,
         split_k: true,
         auto_split: true,
-        stream_k: true,
+        stream_k: false,
         blocks_per_sm: geometry::v17::MIN_BLOCKS_PER_SM,
         // TF32 `wgmma` reads B only K-major: B `[k, n]` is copied first.
         copies_b_transposed: matches!(dtype, DType::Tf32) && matches!(b_layout, BLayout::Kn),
@@ -372,6 +373,7 @@ const fn tma_m64(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
         shared_bytes: g::SHARED_BYTES,
         blocks_per_sm: g::MIN_BLOCKS_PER_SM,
         auto_split: false,
+        stream_k: true,
         ..tma("v18_m64", entry, dtype, b_layout, V18_M64_GFLOPS_PER_SM)
     }
 }
@@ -1713,7 +1715,7 @@ pub fn split_grid(
 
 /// The kernel for `problem` on `caps`: `forced` if given (refused with its reason if it cannot
 /// run the call), else the first of [`KERNELS`] for the call's element type and B layout that
-/// can; k split as [`auto_split`] decides, or a stream-K tail where [`stream_k_pays`] says.
+/// can; k split as [`auto_split`] decides.
 pub fn choose(
     caps: &DeviceCaps,
     problem: &Problem,
@@ -1734,9 +1736,11 @@ pub fn choose_split(
 }
 
 /// [`choose_split`], and stream-K: `forced_stream_k` `Some(true)` asks for a stream-K tail
-/// wherever the items do not fill whole waves (no automatic split then), `Some(false)` never,
-/// `None` where [`stream_k_pays`] says. When it is asked for, a forced kernel without a tail
-/// is refused, as is a forced split; dispatch's own choice, if it has none, runs as it would.
+/// wherever the items do not fill whole waves (no automatic split then); otherwise there is
+/// none. Dispatch never takes one by itself: on the H100, `v18_m64` with a tail ran 1.1–2×
+/// slower than without at every square from 256³ to 2048³ (`docs/results/stream-k`). When it
+/// is asked for, a forced kernel without a tail is refused, as is a forced split; dispatch's
+/// own choice, if it has none, runs as it would.
 pub fn choose_plan(
     caps: &DeviceCaps,
     problem: &Problem,
@@ -1770,12 +1774,6 @@ pub fn choose_plan(
         None => auto_split(plan.kernel, caps, problem),
     };
     if splits <= 1 {
-        if forced_stream_k.is_none()
-            && forced_splits.is_none()
-            && let Some(why) = stream_k_pays(plan.kernel, caps, problem)
-        {
-            return Ok(with_stream_k(plan, caps, problem, &why));
-        }
         return Ok(plan);
     }
     // `split_refusal` passed for the forced count; an automatic one stays within its limits.
@@ -1808,7 +1806,7 @@ pub fn choose_plan(
 /// Why `spec` cannot take a stream-K tail (with `forced_splits`), or `None`.
 fn stream_k_refusal(spec: &KernelSpec, forced_splits: Option<u32>) -> Option<String> {
     if !spec.stream_k {
-        return Some("has no stream-K tail (only the persistent TMA kernels do)".into());
+        return Some("has no stream-K tail (only v18_m64 has)".into());
     }
     if forced_splits.is_some_and(|s| s > 1) {
         return Some("cannot split k and take a stream-K tail at once".into());
@@ -1847,36 +1845,6 @@ fn with_stream_k(plan: Plan, caps: &DeviceCaps, problem: &Problem, why: &str) ->
         ),
         ..plan
     }
-}
-
-/// The least share of a tile's waves that the last wave must leave idle for dispatch to take
-/// a stream-K tail by itself.
-pub const STREAM_K_MIN_IDLE: f64 = 0.15;
-
-/// Why dispatch gives `spec` a stream-K tail on `problem` by itself, or `None`: when its
-/// tiles, whole, would leave at least [`STREAM_K_MIN_IDLE`] of the device's block slots
-/// idle over the launch (2176³ on v18: 153 tiles in two waves of 132, 42% idle), and fill at
-/// least one wave.
-pub fn stream_k_pays(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
-    if stream_k_tiles(spec, caps, problem) == 0 {
-        return None;
-    }
-    let (tiles, blocks) = (
-        tile_count(spec, problem) as f64,
-        stream_k_blocks(spec, caps) as f64,
-    );
-    // Fewer tiles than blocks would cut each into many pieces, which the finishers read back
-    // one by one; split-K (or the small tiles) serve those products.
-    if tiles < blocks {
-        return None;
-    }
-    let idle = 1.0 - tiles / ((tiles / blocks).ceil() * blocks);
-    (idle >= STREAM_K_MIN_IDLE).then(|| {
-        format!(
-            "{tiles} tiles in waves of {blocks} leave {:.0}% of the slots idle",
-            100.0 * idle
-        )
-    })
 }
 
 /// The kernel of [`choose_split`], before k is split: a kernel that cannot make a forced

@@ -81,12 +81,7 @@ pub unsafe extern "ptx-kernel" fn sgemm_v19_tf32_wgmma(
     unsafe { ladder_tma_wgmma::<f32, true>(c, m, n, k, maps) };
 }
 
-crate::launch_bounds!(
-    gemm_v19_tf32_nk,
-    THREADS,
-    MIN_BLOCKS_PER_SM,
-    gemm_geometry::v17::MAX_REGISTERS
-);
+crate::launch_bounds!(gemm_v19_tf32_nk, THREADS, MIN_BLOCKS_PER_SM);
 
 /// Persistent TMA + `wgmma` GEMM, fp32 A `[m, k]` and B `[n, k]` (C = A·Bᵀ) read as TF32,
 /// fp32 C, fp32 accumulation and epilogue, batched, split-K.
