@@ -421,14 +421,15 @@ fn stream_k_sweep<T: GemmElement>(kernel: &str) {
     .enumerate()
     {
         for layout in [BLayout::Kn, BLayout::Nk] {
+            // Rows padded to 16-byte boundaries (`pad: None`), as TMA needs.
             let base = Variant {
                 batch,
+                pad: None,
                 stream_k: Some(true),
                 ..plain(m, n, k, layout, false)
             };
             let full = Variant {
                 c_skew: i % 4,
-                pad: None,
                 ..everything_on(base, i)
             };
             for (j, v) in [base, full].into_iter().enumerate() {
