@@ -1028,21 +1028,17 @@ pub unsafe fn tma_wgmma<
     if !BATCHED {
         return;
     }
-    // The stream-K tail: each tile's piece is handed over (published) or, by the block that
-    // ends the tile, completed with the earlier pieces and stored.
-    // Registers are as scarce here as in the whole items' epilogue: only `tile` lives through
-    // the main loop; the rest is derived again after it (through `opaque`, so that it is not
-    // kept from before).
-    let mut tile = tail.tiles_of_share().1;
-    while tile > opaque(tail.tiles_of_share().0) {
+    // The stream-K tail (only blocks of at most `STREAM_K_MAX_ACC` accumulators get one):
+    // each tile's piece is handed over (published) or, by the block that ends the tile,
+    // completed with the earlier pieces and stored.
+    let (first_tile, mut tile) = tail.tiles_of_share();
+    while tile > first_tile {
         tile -= 1;
         let mut acc = [0.0f32; ACC];
         let (first_step, end_step) = tail.steps_of(tile);
         multiply(&mut acc, &mut ring, first_step, end_step);
-        let tile = opaque(tile);
         let item = tail.whole + tile;
         let (first_row, first_col) = tile_origin(tile_of::<BATCHED>(item, tiles));
-        let (first_step, end_step) = tail.steps_of(tile);
         let row = thread_row(first_row);
         let row_inside = row < m;
         let blocks = grid_blocks();
@@ -1183,9 +1179,9 @@ pub(crate) use library_entry;
 
 /// The most accumulators per thread of a block that takes a stream-K tail: the small tiles'
 /// (`gemm_v18_m64_*`, 32). In v18's block (128 accumulators, 288 threads, which ptxas and the
-/// hardware count as 384 and hold to 168 registers) the tail's loop and hand-over spilled
-/// 64 bytes; giving it more registers needs a producer warpgroup that hands its registers to
-/// the consumers (`setmaxnreg`).
+/// hardware count as 384 and hold to 168 registers) the tail's loop and hand-over spilled (a
+/// 64-byte stack frame, 96 bytes of spill stores); giving it more registers needs a producer
+/// warpgroup that hands its registers to the consumers (`setmaxnreg`).
 pub const STREAM_K_MAX_ACC: usize = 32;
 
 /// The library entries' instance of [`tma_wgmma`] (`gemm_v18_{f16,bf16}_{kn,nk}`): 3-D tensor

@@ -1081,7 +1081,7 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
         return (1, 0);
     }
     let tiles = tile_count(spec, problem);
-    let wave = (caps.sm_count as u64).saturating_mul(spec.blocks_per_sm as u64);
+    let wave = block_slots(spec, caps);
     if tiles == 0 || tiles * 2 > wave {
         return (1, 0);
     }
@@ -1098,6 +1098,19 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
     } else {
         (1, 0)
     }
+}
+
+/// The device's block slots for `spec`: SMs times the blocks of it that fit on one SM (at
+/// least 1 each), the blocks that run at once: one wave of its tiles, and the grid of its
+/// persistent launches.
+pub fn block_slots(spec: &KernelSpec, caps: &DeviceCaps) -> u64 {
+    (caps.sm_count.max(1) as u64).saturating_mul(spec.blocks_per_sm.max(1) as u64)
+}
+
+/// [`block_slots`] as the grid of a stream-K launch, which takes all of them whatever the
+/// number of tiles.
+fn stream_k_blocks(spec: &KernelSpec, caps: &DeviceCaps) -> u32 {
+    block_slots(spec, caps).min(i32::MAX as u64) as u32
 }
 
 /// The tiles of `spec` over `problem`'s whole batch (saturating, not wrapping, on overflow).
@@ -1467,7 +1480,7 @@ pub const K_MAJOR_TILE_SPEEDUP: f64 = 1.15;
 pub fn wave_fill(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> f64 {
     let splits = auto_split(spec, caps, problem).0.max(1) as u64;
     let blocks = tile_count(spec, problem).saturating_mul(splits).max(1);
-    let wave = (caps.sm_count.max(1) as u64).saturating_mul(spec.blocks_per_sm.max(1) as u64);
+    let wave = block_slots(spec, caps);
     blocks as f64 / (blocks.div_ceil(wave).saturating_mul(wave)) as f64
 }
 
@@ -1706,9 +1719,7 @@ pub fn split_grid(
         GridKind::Persistent => {
             let work = tiles.checked_mul(items)?;
             u32::try_from(work).ok()?;
-            let slots =
-                (caps.sm_count.max(1) as u64).saturating_mul(spec.blocks_per_sm.max(1) as u64);
-            Some((work.min(slots) as u32, 1, 1))
+            Some((work.min(block_slots(spec, caps)) as u32, 1, 1))
         }
     }
 }
@@ -1814,14 +1825,8 @@ fn stream_k_refusal(spec: &KernelSpec, forced_splits: Option<u32>) -> Option<Str
     None
 }
 
-/// The blocks of a stream-K launch of `spec`: one per slot of the device (SMs times blocks
-/// per SM), all of them, whatever the number of tiles.
-pub fn stream_k_blocks(spec: &KernelSpec, caps: &DeviceCaps) -> u32 {
-    (caps.sm_count.max(1) as u32).saturating_mul(spec.blocks_per_sm.max(1))
-}
-
 /// The stream-K tail of `spec` on `problem`
-/// (`gemm_geometry::stream_k::tail_tiles` over its [`stream_k_blocks`]); 0 without k.
+/// (`gemm_geometry::stream_k::tail_tiles` over all its [`block_slots`]); 0 without k.
 pub fn stream_k_tiles(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> u32 {
     if problem.k == 0 || !spec.stream_k {
         return 0;

@@ -30,7 +30,7 @@ use crate::runtime::tensor_map::{MatrixView, TensorMapError, encode_tiled_map};
 use crate::runtime::{DeviceInfo, Runtime};
 use cudarc::driver::CudaSlice;
 use cudarc::driver::{
-    CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+    CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, PushKernelArg,
 };
 use desc::BLayout;
 use desc::{Activation, MatmulDesc};
@@ -446,24 +446,20 @@ impl Gemm {
         problem: &Problem,
     ) -> Result<u64, GemmError> {
         let needed = plan.splits as usize * problem.batch * problem.m * problem.n;
-        if held.as_ref().is_none_or(|w| w.len() < needed) {
-            self.runtime.refuse_in_capture(|| {
+        self.grown(
+            held,
+            needed,
+            "split-K workspace",
+            || {
                 format!(
                     "growing the split-K workspace to {needed} fp32 values ({} splits)",
                     plan.splits
                 )
-            })?;
-            // The old one is freed in stream order, after the kernels that used it (or, if a
-            // CUDA graph captured a split into it, when that graph is dropped).
-            *held = None;
+            },
             // SAFETY: every element the split kernel's reduction reads, the split kernel
             // writes first.
-            let fresh = unsafe { self.runtime.stream().alloc::<f32>(needed) }
-                .map_err(|e| GemmError::cuda("allocating the split-K workspace", e))?;
-            *held = Some(Arc::new(fresh));
-        }
-        let workspace = held.as_deref().expect("allocated above");
-        Ok(self.runtime.address(workspace))
+            |stream, len| unsafe { stream.alloc::<f32>(len) },
+        )
     }
 }
 
@@ -480,17 +476,33 @@ impl Gemm {
         let needed =
             gemm_geometry::stream_k::workspace_bytes(blocks, spec.block_tile_m * spec.block_tile_n)
                 as usize;
+        self.grown(
+            held,
+            needed,
+            "stream-K workspace",
+            || format!("growing the stream-K workspace to {needed} bytes"),
+            |stream, len| stream.alloc_zeros::<u8>(len),
+        )
+    }
+
+    /// The device address of `held` (one of the `Gemm`'s scratch buffers, locked by the
+    /// caller), first replaced by `allocate(stream, needed)` when it holds fewer than `needed`
+    /// elements: refused during a capture (`growing` says what would grow), the old buffer
+    /// freed in stream order, after the kernels that used it (or, if a CUDA graph captured
+    /// one, when that graph is dropped).
+    fn grown<T: DeviceRepr>(
+        &self,
+        held: &mut Option<Arc<CudaSlice<T>>>,
+        needed: usize,
+        what: &str,
+        growing: impl FnOnce() -> String,
+        allocate: impl FnOnce(&Arc<CudaStream>, usize) -> Result<CudaSlice<T>, DriverError>,
+    ) -> Result<u64, GemmError> {
         if held.as_ref().is_none_or(|w| w.len() < needed) {
-            self.runtime.refuse_in_capture(|| {
-                format!("growing the stream-K workspace to {needed} bytes")
-            })?;
-            // The old one is freed in stream order, after the kernels that used it.
+            self.runtime.refuse_in_capture(growing)?;
             *held = None;
-            let fresh = self
-                .runtime
-                .stream()
-                .alloc_zeros::<u8>(needed)
-                .map_err(|e| GemmError::cuda("allocating the stream-K workspace", e))?;
+            let fresh = allocate(self.runtime.stream(), needed)
+                .map_err(|e| GemmError::cuda(format!("allocating the {what}"), e))?;
             *held = Some(Arc::new(fresh));
         }
         let workspace = held.as_deref().expect("allocated above");
