@@ -30,5 +30,6 @@ pub mod v18_m64;
 pub mod v19;
 pub mod v20;
 pub mod v21;
+pub mod v22;
 
 pub use args::{Activation, GemmArgs};

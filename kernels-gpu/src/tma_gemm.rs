@@ -59,11 +59,12 @@ use crate::device::{
 };
 use crate::element::{Bf16, E4m3, E5m2, Element, F16};
 use crate::epilogue::apply;
-use crate::pipeline::StageRing;
+use crate::pipeline::{StageRing, TeamTurns};
 use crate::stream_k;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
-    warpgroup_commit, warpgroup_fence, warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite,
+    warpgroup_commit, warpgroup_fence, warpgroup_registers_lower, warpgroup_registers_raise,
+    warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite,
     wgmma_m64n256k8_tf32, wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16,
     wgmma_m64n256k16_overwrite, wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
 };
@@ -74,6 +75,7 @@ use crate::tma::{
 };
 use gemm_geometry::GemmArgs;
 use gemm_geometry::stream_k::{block_holding, block_start, flag_bytes};
+use gemm_geometry::v22;
 use gemm_geometry::v17::{
     B_KN_BOX, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
 };
@@ -95,12 +97,12 @@ const ATOM_BYTES: u32 = 8 * ROW_BYTES;
 /// The LBO of a swizzled K-major operand is not used by the hardware; 16 bytes (encoded 1).
 const UNUSED_LEADING_BYTES: u32 = 16;
 
-/// The ladder's instance of [`tma_wgmma`]: one product, 2-D tensor maps (A, then B, as the
-/// host's `tensor_maps_for` builds them), plain stores of `C` (m×n, row-major, elements `E`).
-/// fp16 with B `[k, n]` for v17 and v18, TF32 with B's `[n, k]` copy (`B_NK`) for v19. The
-/// tiles are `block_x, block_x + grid_dim_x, …` (grouped order): v17 launches one block per
-/// tile, so the tile loop runs once; v18 and v19 launch one block per SM and let each loop over
-/// many.
+/// The ladder's instance of [`tma_wgmma`] on v17's block: one product, 2-D tensor maps (A,
+/// then B, as the host's `tensor_maps_for` builds them), plain stores of `C` (m×n, row-major,
+/// elements `E`). fp16 with B `[k, n]` for v17 and v18, TF32 with B's `[n, k]` copy (`B_NK`)
+/// for v19. The tiles are `block_x, block_x + grid_dim_x, …` (grouped order): v17 launches one
+/// block per tile, so the tile loop runs once; v18 and v19 launch one block per SM and let each
+/// loop over many.
 ///
 /// # Safety
 /// `maps` must hold the two tensor maps described in the rung's documentation
@@ -109,6 +111,32 @@ const UNUSED_LEADING_BYTES: u32 = 16;
 /// the one described there (v18's and v19's grids may be smaller).
 #[inline(always)]
 pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
+    c: *mut E,
+    m: u32,
+    n: u32,
+    k: u32,
+    maps: *const u8,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        ladder_tma_wgmma_on::<E, B_NK, 1, V17_WARPGROUPS, STAGES>(c, m, n, k, maps);
+    }
+}
+
+/// [`ladder_tma_wgmma`] on any block of [`tma_wgmma`]: `TEAMS` teams of `WARPGROUPS`
+/// consumer warpgroups each (v22: two of one), `STAGES` stages, 128 accumulators per thread.
+///
+/// # Safety
+/// That of [`ladder_tma_wgmma`], with the block's tensor maps and launch
+/// (`sgemm::v22_pingpong` for v22's).
+#[inline(always)]
+pub unsafe fn ladder_tma_wgmma_on<
+    E: WgmmaElement,
+    const B_NK: bool,
+    const TEAMS: u32,
+    const WARPGROUPS: u32,
+    const STAGES: u32,
+>(
     c: *mut E,
     m: u32,
     n: u32,
@@ -137,7 +165,7 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
     };
     // SAFETY: the caller's contract is the body's.
     unsafe {
-        tma_wgmma::<E, B_NK, false, false, V17_WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
+        tma_wgmma::<E, B_NK, false, false, TEAMS, WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
     };
 }
 
@@ -171,7 +199,7 @@ pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
     };
     // SAFETY: the caller's contract is the body's (B `[n, k]`, 2-D maps, one product).
     unsafe {
-        tma_wgmma::<O, true, false, false, V17_WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
+        tma_wgmma::<O, true, false, false, 1, V17_WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
     };
 }
 
@@ -783,6 +811,7 @@ pub unsafe fn tma_wgmma<
     const B_NK: bool,
     const BATCHED: bool,
     const TILE_ACC: bool,
+    const TEAMS: u32,
     const WARPGROUPS: u32,
     const ACC: usize,
     const STAGES: u32,
@@ -791,11 +820,16 @@ pub unsafe fn tma_wgmma<
     maps: *const u8,
     store: impl Fn(&[f32; ACC], u32, u32, u32),
 ) {
-    // The block's geometry, from its three numbers: each consumer warpgroup owns 64 rows, and
-    // a thread holds half a column of its warpgroup's 64 × N slice per row pair: N = 2·ACC.
+    // The block's geometry, from its numbers: each consumer warpgroup owns 64 rows of its
+    // team's tile, and a thread holds half a column of its warpgroup's 64 × N slice per row
+    // pair: N = 2·ACC. Teams take the tiles in turn.
     let block_tile_m = WARPGROUPS * WARPGROUP_ROWS;
     let block_tile_n = 2 * ACC as u32;
-    let consumer_threads = WARPGROUPS * 128;
+    let team_threads = WARPGROUPS * 128;
+    let consumer_threads = TEAMS * team_threads;
+    // More than one team: v22's block (a producer warpgroup, whose registers `setmaxnreg`
+    // moves to the consumers), and no stream-K tail.
+    const { assert!(TEAMS == 1 || TEAMS * WARPGROUPS == v22::TEAMS * v22::TEAM_WARPGROUPS) };
     // Every tile row is one 128-byte swizzled row: A's tile then B's, per stage.
     let a_tile_bytes = block_tile_m * ROW_BYTES;
     let stage_bytes = (block_tile_m + block_tile_n) * ROW_BYTES;
@@ -824,7 +858,7 @@ pub unsafe fn tma_wgmma<
     // The stream-K tail (library entries only). The host asks for one only without a split,
     // with k > 0 and within the items; anything else is refused loudly.
     let tail_tiles = if BATCHED { problem.stream_k_tiles } else { 0 };
-    if tail_tiles > 0 && (problem.splits > 1 || steps == 0 || tail_tiles > items) {
+    if tail_tiles > 0 && (TEAMS > 1 || problem.splits > 1 || steps == 0 || tail_tiles > items) {
         trap();
     }
     let tail = Tail {
@@ -834,10 +868,11 @@ pub unsafe fn tma_wgmma<
     };
     let thread = thread_x();
     let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
-    // `full`: the producer's one arrival plus the stage's bytes; `empty`: every consumer thread.
+    // `full`: the producer's one arrival plus the stage's bytes; `empty`: every thread of the
+    // team that multiplies the stage.
     let barriers = StageBarriers::<STAGES>::at(stages_address + STAGES * stage_bytes);
     // SAFETY: SHARED_BYTES holds the barriers after the stages; every thread calls this.
-    unsafe { barriers.init(thread, consumer_threads) };
+    unsafe { barriers.init(thread, team_threads) };
     let (full, empty) = (|stage| barriers.full(stage), |stage| barriers.empty(stage));
 
     let tile_origin = |tile: u32| {
@@ -869,6 +904,10 @@ pub unsafe fn tma_wgmma<
     // (`Walk`), then the block's stream-K tail tiles, last to first.
     let mut ring = StageRing::<STAGES>::new();
     if thread >= consumer_threads {
+        if TEAMS > 1 {
+            // The whole producer warpgroup, together: its registers go to the consumers.
+            warpgroup_registers_lower::<{ v22::PRODUCER_REGISTERS }>();
+        }
         if thread == consumer_threads {
             let (map_a, map_b) = (maps, unsafe { maps.add(TENSOR_MAP_BYTES as usize) });
             // Loads steps [first_step, end_step) of work item `item` (virtual, with a split).
@@ -941,7 +980,12 @@ pub unsafe fn tma_wgmma<
         return;
     }
 
-    let warpgroup = thread / 128;
+    if TEAMS > 1 {
+        warpgroup_registers_raise::<{ v22::CONSUMER_REGISTERS }>();
+    }
+    let team = thread / team_threads;
+    let turns = TeamTurns { team_threads };
+    let warpgroup = thread / 128 % WARPGROUPS;
     let (warp, lane) = (thread % 128 / 32, thread % 32);
     // Multiplies steps [first_step, end_step) of a tile into `acc` (from zero), then hands the
     // last stage back: the producer may already fill it for the next tile while this one is
@@ -1011,7 +1055,22 @@ pub unsafe fn tma_wgmma<
     // the ladder's plain store can afford.
     let mut acc = [0.0f32; ACC];
     let mut walk = Walk::<BATCHED>::new(tiles, tail.whole);
+    // Items of this block's walk so far: item `turn` is team `turn % TEAMS`'s.
+    let mut turn = 0;
     while walk.valid() {
+        let (first_step, end_step) = step_range(walk.z());
+        if turn % TEAMS != team {
+            // Another team's tile: count its stages, multiply nothing.
+            ring.skip(end_step - first_step);
+            walk.advance();
+            turn += 1;
+            continue;
+        }
+        if TEAMS > 1 && turn > 0 {
+            // SAFETY: the whole team waits; the team of item `turn − 1` passes after its
+            // main loop, since this item follows it.
+            unsafe { turns.wait(team) };
+        }
         if TILE_ACC {
             // The library (`TILE_ACC`): a fresh array per tile, overwritten by the tile's first
             // `wgmma` (output-only operands, see `wgmma_m64n256k16_overwrite`), so that the
@@ -1020,10 +1079,16 @@ pub unsafe fn tma_wgmma<
             acc = [0.0f32; ACC];
         }
         let (first_row, first_col) = tile_origin(walk.tile());
-        let (first_step, end_step) = step_range(walk.z());
+        let z = walk.z();
         multiply(&mut acc, &mut ring, first_step, end_step);
-        store(&acc, walk.z(), thread_row(first_row), thread_col(first_col));
         walk.advance();
+        turn += 1;
+        if TEAMS > 1 && walk.valid() {
+            // The next item's team multiplies while this one stores.
+            // SAFETY: the whole team passes, once for that team's one wait for this item.
+            unsafe { turns.pass(turn % TEAMS) };
+        }
+        store(&acc, z, thread_row(first_row), thread_col(first_col));
     }
     if !BATCHED {
         return;
@@ -1285,7 +1350,7 @@ pub unsafe fn library_gemm<
     };
     let maps = args.tensor_maps as *const u8;
     // SAFETY: the entries' contract.
-    unsafe { tma_wgmma::<E, B_NK, true, true, WARPGROUPS, ACC, STAGES>(&problem, maps, store) };
+    unsafe { tma_wgmma::<E, B_NK, true, true, 1, WARPGROUPS, ACC, STAGES>(&problem, maps, store) };
 }
 
 /// Stores this thread's `ACC` values of a tile: `acc[4j], acc[4j + 1]` at row `row`, columns

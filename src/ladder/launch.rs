@@ -178,7 +178,7 @@ impl Runtime {
     /// (m×k) and `b` (rows `ldb` elements apart), built on first use and kept for later
     /// launches on the same buffers, shape and kind, 128-byte swizzle, zeros outside the
     /// matrices. fp16 (v17, v18): A in boxes of 128 rows × 64 columns, B `[k, n]` in boxes of
-    /// 64 × 64. TF32 (v19): fp32 A in boxes of 128 × 32, B's transposed copy (n×k) in boxes of
+    /// 64 × 64 (v22: A in boxes of 64 × 64). TF32 (v19): fp32 A in boxes of 128 × 32, B's transposed copy (n×k) in boxes of
     /// 256 × 32. TF32 (v21): fp32 A in boxes of 256 × 32, B `[k, n]` (as it is) in boxes of
     /// 32 × 32. FP8 (v20): one-byte A in boxes of 128 × 128, B `[n, k]` in boxes of
     /// 256 × 128.
@@ -209,6 +209,13 @@ impl Runtime {
                 [
                     (a, shape.k, shape.m, shape.k, geometry::v17::A_BOX),
                     (b, shape.n, shape.k, ldb, geometry::v17::B_KN_BOX),
+                ],
+            ),
+            MapKind::F16Pingpong => (
+                MapElement::F16,
+                [
+                    (a, shape.k, shape.m, shape.k, geometry::v22::A_BOX),
+                    (b, shape.n, shape.k, ldb, geometry::v22::B_KN_BOX),
                 ],
             ),
             MapKind::Tf32Copy => (

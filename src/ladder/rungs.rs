@@ -497,6 +497,19 @@ pub const RUNGS: &[Rung] = &[
         tensor_maps: Some(MapKind::Tf32RegisterB),
         ..v17_row()
     },
+    Rung {
+        name: "v22",
+        idea: "two consumer teams take turns (ping-pong), setmaxnreg",
+        entry: "hgemm_v22_pingpong",
+        grid: GridOrder::Persistent,
+        // Two consumer warpgroups (one team each) and a producer warpgroup; 64 × 256 tiles.
+        block_dim: (geometry::v22::THREADS, 1),
+        block_tile_m: geometry::v22::BLOCK_TILE_M,
+        block_tile_n: geometry::v22::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(geometry::v22::SHARED_BYTES as usize),
+        tensor_maps: Some(MapKind::F16Pingpong),
+        ..v17_row()
+    },
 ];
 
 /// v17's row, which v18 shares but for its entry and grid.

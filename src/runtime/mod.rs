@@ -74,6 +74,8 @@ pub enum MapKind {
     Tf32RegisterB,
     /// One-byte A `[m, k]` and B `[n, k]` (v20).
     Fp8,
+    /// fp16 A `[m, k]` in 64-row boxes and B `[k, n]` (v22, whose tiles are 64 rows tall).
+    F16Pingpong,
 }
 
 /// Fails with [`GemmError::NoGpu`] unless the driver library is present and reports a device

@@ -58,3 +58,5 @@ pub mod v19_tf32_wgmma;
 pub mod v20_fp8_wgmma;
 #[cfg(target_feature = "sm_90a")]
 pub mod v21_tf32_register_b;
+#[cfg(target_feature = "sm_90a")]
+pub mod v22_pingpong;
