@@ -338,10 +338,11 @@ fn entry_list(ptx: &str) -> String {
     list
 }
 
-/// Turns each `launch_bounds!(entry, max_threads, min_blocks)` of the kernel crate (exported
-/// as an 8-byte constant `launch_bounds__<entry>`) into the PTX directives `.maxntid` and
-/// `.minnctapersm` on that entry, placed between its parameter list and its body: what CUDA's
-/// `__launch_bounds__` produces.
+/// Turns each `launch_bounds!(entry, max_threads, min_blocks[, cluster])` of the kernel crate
+/// (exported as a 12-byte constant `launch_bounds__<entry>`) into the PTX directives `.maxntid`
+/// and `.minnctapersm` on that entry, placed between its parameter list and its body: what
+/// CUDA's `__launch_bounds__` produces; and a cluster size other than 0 into
+/// `.reqnctapercluster cluster, 1, 1` (CUDA's `__cluster_dims__`).
 fn apply_launch_bounds(ptx: &str) -> String {
     let mut bounds = HashMap::new();
     for line in ptx.lines() {
@@ -357,10 +358,14 @@ fn apply_launch_bounds(ptx: &str) -> String {
         if let Some(rest) = line.split(".entry ").nth(1) {
             header_of = rest.split('(').next();
         } else if line.starts_with(')') {
-            if let Some((threads, blocks)) = header_of.and_then(|entry| bounds.get(entry)) {
+            if let Some((threads, blocks, cluster)) = header_of.and_then(|entry| bounds.get(entry))
+            {
                 out.push_str(&format!(
                     ".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"
                 ));
+                if *cluster > 0 {
+                    out.push_str(&format!(".reqnctapercluster {cluster}, 1, 1\n"));
+                }
             }
             header_of = None;
         }
@@ -368,16 +373,16 @@ fn apply_launch_bounds(ptx: &str) -> String {
     out
 }
 
-/// Reads `.visible .global .align 4 .b8 launch_bounds__NAME[8] = {b0, b1, ...};` (LLVM drops
-/// trailing zero bytes) as NAME and two little-endian u32s.
-fn parse_bounds(line: &str) -> Option<(&str, (u32, u32))> {
+/// Reads `.visible .global .align 4 .b8 launch_bounds__NAME[12] = {b0, b1, ...};` (LLVM drops
+/// trailing zero bytes) as NAME and three little-endian u32s.
+fn parse_bounds(line: &str) -> Option<(&str, (u32, u32, u32))> {
     let rest = line.split("launch_bounds__").nth(1)?;
     let entry = rest.split('[').next()?;
     let body = rest.split('{').nth(1)?.split('}').next()?;
-    let mut bytes = [0u8; 8];
+    let mut bytes = [0u8; 12];
     for (slot, text) in bytes.iter_mut().zip(body.split(',')) {
         *slot = text.trim().parse().ok()?;
     }
     let word = |i: usize| u32::from_le_bytes([bytes[i], bytes[i + 1], bytes[i + 2], bytes[i + 3]]);
-    Some((entry, (word(0), word(4))))
+    Some((entry, (word(0), word(4), word(8))))
 }

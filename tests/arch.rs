@@ -62,7 +62,7 @@ fn rungs_are_available_where_their_architecture_is_and_refused_with_a_reason_els
 }
 
 #[test]
-fn hopper_only_rungs_are_v16_to_v22() {
+fn hopper_only_rungs_are_v16_to_v23() {
     let hopper_only: Vec<_> = RUNGS
         .iter()
         .filter(|r| r.arch == Arch::Sm90a)
@@ -70,7 +70,9 @@ fn hopper_only_rungs_are_v16_to_v22() {
         .collect();
     assert_eq!(
         hopper_only,
-        ["v16", "v17", "v18", "v19", "v20", "v20-e5m2", "v21", "v22"]
+        [
+            "v16", "v17", "v18", "v19", "v20", "v20-e5m2", "v21", "v22", "v23"
+        ]
     );
 }
 

@@ -31,5 +31,6 @@ pub mod v19;
 pub mod v20;
 pub mod v21;
 pub mod v22;
+pub mod v23;
 
 pub use args::{Activation, GemmArgs};

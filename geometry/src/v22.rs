@@ -8,8 +8,8 @@
 //! in the 227 KiB a block may have.
 
 pub use crate::v17::{
-    ALIGNMENT_SLACK, B_KN_BOX, B_KN_BOXES_PER_STAGE, BARRIER_BYTES, ELEMENT_BYTES,
-    SWIZZLE_BYTES, SWIZZLE_ELEMENTS, TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES, TENSOR_MAPS, TILE_K,
+    ALIGNMENT_SLACK, B_KN_BOX, B_KN_BOXES_PER_STAGE, BARRIER_BYTES, ELEMENT_BYTES, SWIZZLE_BYTES,
+    SWIZZLE_ELEMENTS, TENSOR_MAP_ALIGN, TENSOR_MAP_BYTES, TENSOR_MAPS, TILE_K,
 };
 
 /// Consumer teams: each takes every `TEAMS`-th tile of the block's walk, whole.
@@ -74,9 +74,11 @@ mod tests {
         for registers in [CONSUMER_REGISTERS, PRODUCER_REGISTERS] {
             assert!(registers % 8 == 0 && (24..=256).contains(&registers));
         }
-        assert!(
-            CONSUMER_THREADS * CONSUMER_REGISTERS + PRODUCER_THREADS * PRODUCER_REGISTERS
-                <= THREADS * 168
-        );
+        const {
+            assert!(
+                CONSUMER_THREADS * CONSUMER_REGISTERS + PRODUCER_THREADS * PRODUCER_REGISTERS
+                    <= THREADS * 168
+            )
+        };
     }
 }

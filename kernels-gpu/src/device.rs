@@ -389,13 +389,20 @@ pub fn wait_async_copies<const PENDING: u32>() {
 /// `.maxntid max_threads, 1, 1` and `.minnctapersm min_blocks` on that entry, and ptxas then
 /// keeps the kernel within `65536 / (max_threads · min_blocks)` registers per thread so that
 /// `min_blocks` blocks fit on one SM.
+///
+/// A fourth number, `cluster`, asks for thread-block clusters of that many blocks along x
+/// (`.reqnctapercluster cluster, 1, 1`, like CUDA's `__cluster_dims__`): every launch of the
+/// entry then runs in such clusters, and its grid's x must be a multiple of `cluster`.
 #[macro_export]
 macro_rules! launch_bounds {
     ($entry:ident, $max_threads:expr, $min_blocks:expr) => {
+        $crate::launch_bounds!($entry, $max_threads, $min_blocks, 0);
+    };
+    ($entry:ident, $max_threads:expr, $min_blocks:expr, $cluster:expr) => {
         const _: () = {
             #[unsafe(export_name = concat!("launch_bounds__", stringify!($entry)))]
             #[used]
-            static BOUNDS: [u32; 2] = [$max_threads, $min_blocks];
+            static BOUNDS: [u32; 3] = [$max_threads, $min_blocks, $cluster];
         };
     };
 }

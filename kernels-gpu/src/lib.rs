@@ -38,6 +38,8 @@
     clippy::needless_range_loop
 )]
 
+#[cfg(target_feature = "sm_90a")]
+pub mod cluster;
 pub mod dequant;
 pub mod device;
 pub mod element;

@@ -53,6 +53,7 @@
 //! row `16·(t / 32) + (t % 32) / 4 + 8·((i / 2) % 2)`, column `8·(i / 4) + 2·(t % 4) + i % 2`
 //! of its 64×256 slice in `acc[i]`.
 
+use crate::cluster::{barrier_arrive_in, cluster_rank, cluster_sync, tma_load_2d_multicast};
 use crate::device::{
     block_x, block_z, grid_dim_x, shared_address, shared_f32, shuffle_xor_u32,
     store_f16x2_or_partial, store_f16x4_or_partial, store2_or_partial, thread_x, trap,
@@ -64,9 +65,9 @@ use crate::stream_k;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_registers_lower, warpgroup_registers_raise,
-    warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite,
-    wgmma_m64n256k8_tf32, wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16,
-    wgmma_m64n256k16_overwrite, wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
+    warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite, wgmma_m64n256k8_tf32,
+    wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16, wgmma_m64n256k16_overwrite,
+    wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
 };
 use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
@@ -75,10 +76,10 @@ use crate::tma::{
 };
 use gemm_geometry::GemmArgs;
 use gemm_geometry::stream_k::{block_holding, block_start, flag_bytes};
-use gemm_geometry::v22;
 use gemm_geometry::v17::{
     B_KN_BOX, STAGES, SWIZZLE_BYTES, TENSOR_MAP_BYTES, TILE_K, WARPGROUP_ROWS,
 };
+use gemm_geometry::v22;
 use seq_macro::seq;
 
 /// v17's block (ladder rungs v17–v20, the `gemm_v18_*` and `gemm_v19_*` entries) as
@@ -119,12 +120,13 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        ladder_tma_wgmma_on::<E, B_NK, 1, V17_WARPGROUPS, STAGES>(c, m, n, k, maps);
+        ladder_tma_wgmma_on::<E, B_NK, 1, 1, V17_WARPGROUPS, STAGES>(c, m, n, k, maps);
     }
 }
 
-/// [`ladder_tma_wgmma`] on any block of [`tma_wgmma`]: `TEAMS` teams of `WARPGROUPS`
-/// consumer warpgroups each (v22: two of one), `STAGES` stages, 128 accumulators per thread.
+/// [`ladder_tma_wgmma`] on any block of [`tma_wgmma`]: clusters of `CLUSTER` blocks (v23: 2),
+/// `TEAMS` teams of `WARPGROUPS` consumer warpgroups each (v22, v23: two of one), `STAGES`
+/// stages, 128 accumulators per thread.
 ///
 /// # Safety
 /// That of [`ladder_tma_wgmma`], with the block's tensor maps and launch
@@ -133,6 +135,7 @@ pub unsafe fn ladder_tma_wgmma<E: WgmmaElement, const B_NK: bool>(
 pub unsafe fn ladder_tma_wgmma_on<
     E: WgmmaElement,
     const B_NK: bool,
+    const CLUSTER: u32,
     const TEAMS: u32,
     const WARPGROUPS: u32,
     const STAGES: u32,
@@ -165,7 +168,9 @@ pub unsafe fn ladder_tma_wgmma_on<
     };
     // SAFETY: the caller's contract is the body's.
     unsafe {
-        tma_wgmma::<E, B_NK, false, false, TEAMS, WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
+        tma_wgmma::<E, B_NK, false, false, CLUSTER, TEAMS, WARPGROUPS, V17_ACC, STAGES>(
+            &problem, maps, store,
+        )
     };
 }
 
@@ -199,7 +204,9 @@ pub unsafe fn ladder_fp8_tma_wgmma<O: WgmmaOperand>(
     };
     // SAFETY: the caller's contract is the body's (B `[n, k]`, 2-D maps, one product).
     unsafe {
-        tma_wgmma::<O, true, false, false, 1, V17_WARPGROUPS, V17_ACC, STAGES>(&problem, maps, store)
+        tma_wgmma::<O, true, false, false, 1, 1, V17_WARPGROUPS, V17_ACC, STAGES>(
+            &problem, maps, store,
+        )
     };
 }
 
@@ -651,17 +658,20 @@ impl Problem {
 /// (`BATCHED` false) this is the ladder's `tile = block_x; tile < tiles; tile += grid_dim_x`
 /// exactly. Few registers on purpose: the walk stays live through the epilogue, next to the
 /// 128 accumulators.
-struct Walk<const BATCHED: bool> {
+///
+/// In clusters of `CLUSTER` blocks (v23), the cluster walks: its blocks take the same items,
+/// each its own rows of the item's tile, so the index and the step are the cluster's.
+struct Walk<const BATCHED: bool, const CLUSTER: u32> {
     item: u32,
     whole: u32,
     tiles: u32,
 }
 
-impl<const BATCHED: bool> Walk<BATCHED> {
+impl<const BATCHED: bool, const CLUSTER: u32> Walk<BATCHED, CLUSTER> {
     /// `whole` ≤ batch · tiles ≤ 2³¹, so that stepping cannot wrap.
     #[inline(always)]
     fn new(tiles: u32, whole: u32) -> Self {
-        let first = if BATCHED { block_index() } else { block_x() };
+        let first = if BATCHED { block_index() } else { block_x() } / CLUSTER;
         Walk {
             item: first,
             whole,
@@ -688,7 +698,7 @@ impl<const BATCHED: bool> Walk<BATCHED> {
 
     #[inline(always)]
     fn advance(&mut self) {
-        self.item += if BATCHED { grid_blocks() } else { grid_dim_x() };
+        self.item += if BATCHED { grid_blocks() } else { grid_dim_x() } / CLUSTER;
     }
 }
 
@@ -811,6 +821,7 @@ pub unsafe fn tma_wgmma<
     const B_NK: bool,
     const BATCHED: bool,
     const TILE_ACC: bool,
+    const CLUSTER: u32,
     const TEAMS: u32,
     const WARPGROUPS: u32,
     const ACC: usize,
@@ -834,8 +845,16 @@ pub unsafe fn tma_wgmma<
     let a_tile_bytes = block_tile_m * ROW_BYTES;
     let stage_bytes = (block_tile_m + block_tile_n) * ROW_BYTES;
     let (m, n, k) = (problem.m, problem.n, problem.k);
-    let (tiles_m, tiles_n) = (m.div_ceil(block_tile_m), n.div_ceil(block_tile_n));
+    // In clusters (v23) a work item is a column of `CLUSTER` tiles, one per block of the
+    // cluster, which share B's columns: `tiles` counts those.
+    // Clusters: the ladder's 2-D maps and B `[k, n]` only (v23).
+    const { assert!(CLUSTER == 1 || (CLUSTER == 2 && !B_NK && !BATCHED)) };
+    let (tiles_m, tiles_n) = (
+        m.div_ceil(block_tile_m).div_ceil(CLUSTER),
+        n.div_ceil(block_tile_n),
+    );
     let tiles = tiles_m * tiles_n;
+    let rank = if CLUSTER > 1 { cluster_rank() } else { 0 };
     let items = if BATCHED {
         if tiles == 0 || problem.batch == 0 {
             // Nothing to compute (and no division by zero in `Walk`); every thread leaves.
@@ -858,7 +877,9 @@ pub unsafe fn tma_wgmma<
     // The stream-K tail (library entries only). The host asks for one only without a split,
     // with k > 0 and within the items; anything else is refused loudly.
     let tail_tiles = if BATCHED { problem.stream_k_tiles } else { 0 };
-    if tail_tiles > 0 && (TEAMS > 1 || problem.splits > 1 || steps == 0 || tail_tiles > items) {
+    if tail_tiles > 0
+        && (CLUSTER > 1 || TEAMS > 1 || problem.splits > 1 || steps == 0 || tail_tiles > items)
+    {
         trap();
     }
     let tail = Tail {
@@ -869,15 +890,29 @@ pub unsafe fn tma_wgmma<
     let thread = thread_x();
     let stages_address = (shared_address(shared_f32()) + 1023) & !1023;
     // `full`: the producer's one arrival plus the stage's bytes; `empty`: every thread of the
-    // team that multiplies the stage.
+    // team that multiplies the stage, or in clusters one thread per warp of that team in each
+    // block of the cluster (both blocks' producers write the stage).
     let barriers = StageBarriers::<STAGES>::at(stages_address + STAGES * stage_bytes);
+    let releases = if CLUSTER > 1 {
+        team_threads / 32 * CLUSTER
+    } else {
+        team_threads
+    };
     // SAFETY: SHARED_BYTES holds the barriers after the stages; every thread calls this.
-    unsafe { barriers.init(thread, team_threads) };
+    unsafe { barriers.init(thread, releases) };
+    if CLUSTER > 1 {
+        // The other block's producer and consumers signal these barriers.
+        // SAFETY: every thread of the cluster gets here once, and once to the one at the end.
+        unsafe { cluster_sync() };
+    }
     let (full, empty) = (|stage| barriers.full(stage), |stage| barriers.empty(stage));
 
     let tile_origin = |tile: u32| {
         let (tile_row, tile_col) = grouped_tile(tile, tiles_m, tiles_n, GROUP_M);
-        (tile_row * block_tile_m, tile_col * block_tile_n)
+        (
+            (tile_row * CLUSTER + rank) * block_tile_m,
+            tile_col * block_tile_n,
+        )
     };
     // The k-steps of a whole item of virtual item `zz`: all of them without a split, else its
     // slice's.
@@ -948,8 +983,18 @@ pub unsafe fn tma_wgmma<
                         } else {
                             // B [k, n]: block_tile_n / 64 boxes (n 64, k-rows 64) at
                             // (first_col + 64j, k_first): four, or one for 64-column tiles.
+                            // In clusters, each block loads its share of the slabs into
+                            // every block of the cluster.
+                            let slabs = block_tile_n / B_KN_BOX[0];
                             seq!(slab in 0..4 {
-                                if slab < block_tile_n / B_KN_BOX[0] {
+                                if CLUSTER > 1 && slab < slabs {
+                                    if slab / (slabs / CLUSTER) == rank {
+                                        let slab_col = first_col + slab * B_KN_BOX[0];
+                                        let slab_tile = b_tile + slab * B_SLAB_BYTES;
+                                        let every_block = (1u16 << CLUSTER) - 1;
+                                        tma_load_2d_multicast(slab_tile, map_b, slab_col, k_first, full(stage), every_block);
+                                    }
+                                } else if slab < slabs {
                                     let slab_col = first_col + slab * B_KN_BOX[0];
                                     let slab_tile = b_tile + slab * B_SLAB_BYTES;
                                     if BATCHED {
@@ -964,7 +1009,7 @@ pub unsafe fn tma_wgmma<
                     ring.advance();
                 }
             };
-            let mut walk = Walk::<BATCHED>::new(tiles, tail.whole);
+            let mut walk = Walk::<BATCHED, CLUSTER>::new(tiles, tail.whole);
             while walk.valid() {
                 let (first_step, end_step) = step_range(walk.z());
                 load(&mut ring, walk.item, first_step, end_step);
@@ -977,6 +1022,10 @@ pub unsafe fn tma_wgmma<
                 load(&mut ring, tail.whole + tile, first_step, end_step);
             }
         }
+        if CLUSTER > 1 {
+            // SAFETY: every thread of the cluster, once at the end (see the start).
+            unsafe { cluster_sync() };
+        }
         return;
     }
 
@@ -987,64 +1036,92 @@ pub unsafe fn tma_wgmma<
     let turns = TeamTurns { team_threads };
     let warpgroup = thread / 128 % WARPGROUPS;
     let (warp, lane) = (thread % 128 / 32, thread % 32);
+    // Hands a multiplied stage back to the producer, or in clusters to both blocks' producers
+    // (one thread per warp, after the warp's `wgmma`s have read it).
+    let release = #[inline(always)]
+    |stage: u32| {
+        if CLUSTER > 1 {
+            if lane == 0 {
+                for block in 0..CLUSTER {
+                    // SAFETY: every block of the cluster has this barrier, and none exits
+                    // before the cluster's last barrier.
+                    unsafe { barrier_arrive_in(empty(stage), block) };
+                }
+            }
+        } else {
+            // SAFETY: an initialized barrier of this block.
+            unsafe { barrier_arrive(empty(stage)) };
+        }
+    };
     // Multiplies steps [first_step, end_step) of a tile into `acc` (from zero), then hands the
     // last stage back: the producer may already fill it for the next tile while this one is
     // stored. (With k = 0 this arrives on a stage no one waits for, which is harmless: the
-    // producer issues no copies.)
-    let multiply =
-        #[inline(always)]
-        |acc: &mut [f32; ACC], ring: &mut StageRing<STAGES>, first_step: u32, end_step: u32| {
-            let mut previous_stage = ring.index();
-            let mut next_step = first_step;
-            if TILE_ACC && end_step > first_step {
-                // The first step, peeled: its first `wgmma` overwrites the accumulators.
-                let stage = ring.index();
-                unsafe { barrier_wait(full(stage), ring.phase()) };
-                warpgroup_fence();
-                // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
-                // issues this together.
-                unsafe {
-                    multiply_stage::<E, B_NK, true, ACC>(
-                        acc,
-                        stages_address + stage * stage_bytes,
-                        a_tile_bytes,
-                        warpgroup,
-                        false,
-                    )
-                };
-                warpgroup_commit();
-                warpgroup_wait::<1>();
-                previous_stage = stage;
-                ring.advance();
-                next_step += 1;
+    // producer issues no copies.) With `pass`, the turn goes to team `next_team` once the
+    // last `wgmma`s are issued, before they complete: that team's first waits are then on
+    // stages whose previous rounds this team has already waited for.
+    let multiply = #[inline(always)]
+    |acc: &mut [f32; ACC],
+                    ring: &mut StageRing<STAGES>,
+                    first_step: u32,
+                    end_step: u32,
+                    pass: bool,
+                    next_team: u32| {
+        let mut previous_stage = ring.index();
+        let mut next_step = first_step;
+        if TILE_ACC && end_step > first_step {
+            // The first step, peeled: its first `wgmma` overwrites the accumulators.
+            let stage = ring.index();
+            unsafe { barrier_wait(full(stage), ring.phase()) };
+            warpgroup_fence();
+            // SAFETY: the stage's bytes have landed (`full` waited above); the warpgroup
+            // issues this together.
+            unsafe {
+                multiply_stage::<E, B_NK, true, ACC>(
+                    acc,
+                    stages_address + stage * stage_bytes,
+                    a_tile_bytes,
+                    warpgroup,
+                    false,
+                )
+            };
+            warpgroup_commit();
+            warpgroup_wait::<1>();
+            previous_stage = stage;
+            ring.advance();
+            next_step += 1;
+        }
+        for step in next_step..end_step {
+            let stage = ring.index();
+            unsafe { barrier_wait(full(stage), ring.phase()) };
+            warpgroup_fence();
+            // SAFETY: as above.
+            unsafe {
+                multiply_stage::<E, B_NK, false, ACC>(
+                    acc,
+                    stages_address + stage * stage_bytes,
+                    a_tile_bytes,
+                    warpgroup,
+                    step > first_step,
+                )
+            };
+            warpgroup_commit();
+            // The previous step's group is done: hand its stage back to the producer.
+            warpgroup_wait::<1>();
+            if step > first_step {
+                release(previous_stage);
             }
-            for step in next_step..end_step {
-                let stage = ring.index();
-                unsafe { barrier_wait(full(stage), ring.phase()) };
-                warpgroup_fence();
-                // SAFETY: as above.
-                unsafe {
-                    multiply_stage::<E, B_NK, false, ACC>(
-                        acc,
-                        stages_address + stage * stage_bytes,
-                        a_tile_bytes,
-                        warpgroup,
-                        step > first_step,
-                    )
-                };
-                warpgroup_commit();
-                // The previous step's group is done: hand its stage back to the producer.
-                warpgroup_wait::<1>();
-                if step > first_step {
-                    unsafe { barrier_arrive(empty(previous_stage)) };
-                }
-                previous_stage = stage;
-                ring.advance();
-            }
-            warpgroup_wait::<0>();
-            pin_accumulators::<ACC, ACC>(acc);
-            unsafe { barrier_arrive(empty(previous_stage)) };
-        };
+            previous_stage = stage;
+            ring.advance();
+        }
+        if TEAMS > 1 && pass {
+            // SAFETY: the whole team passes, once for that team's one wait for the next
+            // item.
+            unsafe { turns.pass(next_team) };
+        }
+        warpgroup_wait::<0>();
+        pin_accumulators::<ACC, ACC>(acc);
+        release(previous_stage);
+    };
     // This thread's first row of a tile starting at `first_row` (and `row + 8`), and first
     // column (then every 8th, and the next).
     let thread_row = |first_row: u32| first_row + warpgroup * WARPGROUP_ROWS + 16 * warp + lane / 4;
@@ -1054,7 +1131,7 @@ pub unsafe fn tma_wgmma<
     // instructions would make ptxas serialize them. They stay live from tile to tile, which
     // the ladder's plain store can afford.
     let mut acc = [0.0f32; ACC];
-    let mut walk = Walk::<BATCHED>::new(tiles, tail.whole);
+    let mut walk = Walk::<BATCHED, CLUSTER>::new(tiles, tail.whole);
     // Items of this block's walk so far: item `turn` is team `turn % TEAMS`'s.
     let mut turn = 0;
     while walk.valid() {
@@ -1080,15 +1157,23 @@ pub unsafe fn tma_wgmma<
         }
         let (first_row, first_col) = tile_origin(walk.tile());
         let z = walk.z();
-        multiply(&mut acc, &mut ring, first_step, end_step);
         walk.advance();
         turn += 1;
-        if TEAMS > 1 && walk.valid() {
-            // The next item's team multiplies while this one stores.
-            // SAFETY: the whole team passes, once for that team's one wait for this item.
-            unsafe { turns.pass(turn % TEAMS) };
-        }
+        // The next item's team multiplies while this one stores.
+        let pass = TEAMS > 1 && walk.valid();
+        multiply(
+            &mut acc,
+            &mut ring,
+            first_step,
+            end_step,
+            pass,
+            turn % TEAMS,
+        );
         store(&acc, z, thread_row(first_row), thread_col(first_col));
+    }
+    if CLUSTER > 1 {
+        // SAFETY: every thread of the cluster, once at the end (see the start).
+        unsafe { cluster_sync() };
     }
     if !BATCHED {
         return;
@@ -1101,7 +1186,7 @@ pub unsafe fn tma_wgmma<
         tile -= 1;
         let mut acc = [0.0f32; ACC];
         let (first_step, end_step) = tail.steps_of(tile);
-        multiply(&mut acc, &mut ring, first_step, end_step);
+        multiply(&mut acc, &mut ring, first_step, end_step, false, 0);
         let item = tail.whole + tile;
         let (first_row, first_col) = tile_origin(tile_of::<BATCHED>(item, tiles));
         let row = thread_row(first_row);
@@ -1350,7 +1435,9 @@ pub unsafe fn library_gemm<
     };
     let maps = args.tensor_maps as *const u8;
     // SAFETY: the entries' contract.
-    unsafe { tma_wgmma::<E, B_NK, true, true, 1, WARPGROUPS, ACC, STAGES>(&problem, maps, store) };
+    unsafe {
+        tma_wgmma::<E, B_NK, true, true, 1, 1, WARPGROUPS, ACC, STAGES>(&problem, maps, store)
+    };
 }
 
 /// Stores this thread's `ACC` values of a tile: `acc[4j], acc[4j + 1]` at row `row`, columns

@@ -114,10 +114,12 @@ impl Runtime {
         let launch = rung.launch(shape, self.info().max_shared_per_block)?;
         rung.check_alignment(a, b)?;
         let function = self.kernel(rung.entry)?;
+        // Clustered rungs: `cluster` blocks per work item, at most one block per SM.
+        let cluster = launch.cluster.max(1);
         let blocks = if launch.persistent {
-            launch.grid.0.min(self.info().sm_count as u32)
+            launch.grid.0.min(self.info().sm_count as u32 / cluster) * cluster
         } else {
-            launch.grid.0
+            launch.grid.0 * cluster
         };
         let config = LaunchConfig {
             grid_dim: (blocks, launch.grid.1, 1),

@@ -156,6 +156,9 @@ pub struct Rung {
     /// The architecture the kernel needs: [`Arch::Sm80`] (in both PTX modules) or
     /// [`Arch::Sm90a`] (Hopper's `wgmma` and TMA, in the sm_90a module only).
     pub arch: Arch,
+    /// Blocks per thread-block cluster along x (v23: 2; 1 elsewhere). The kernel declares it
+    /// (`.reqnctapercluster`); `block_tile_m` is then the rows of a cluster's work item.
+    pub cluster: u32,
 }
 
 /// `C = activation(alpha·A·B + beta·C)`, for rungs with `epilogue_args`.
@@ -195,6 +198,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v1",
@@ -215,6 +219,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v2",
@@ -231,6 +236,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v3",
@@ -250,6 +256,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v4",
@@ -269,6 +276,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v5",
@@ -285,6 +293,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v6",
@@ -301,6 +310,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v7",
@@ -317,6 +327,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v8",
@@ -333,6 +344,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v9",
@@ -349,6 +361,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     warp_tiled(
         "v10",
@@ -389,6 +402,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v14",
@@ -405,6 +419,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Tf32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v15",
@@ -421,6 +436,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp16,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     },
     Rung {
         name: "v16",
@@ -439,6 +455,7 @@ pub const RUNGS: &[Rung] = &[
         precision: Precision::Fp16,
         tensor_maps: None,
         arch: Arch::Sm90a,
+        cluster: 1,
     },
     v17_row(),
     Rung {
@@ -510,6 +527,20 @@ pub const RUNGS: &[Rung] = &[
         tensor_maps: Some(MapKind::F16Pingpong),
         ..v17_row()
     },
+    Rung {
+        name: "v23",
+        idea: "v22 in clusters of 2, B multicast by TMA",
+        entry: "hgemm_v23_clusters",
+        grid: GridOrder::Persistent,
+        block_dim: (geometry::v23::THREADS, 1),
+        // A work item is a cluster's two tiles, one above the other.
+        block_tile_m: geometry::v23::CLUSTER_TILE_M,
+        block_tile_n: geometry::v23::BLOCK_TILE_N,
+        shared_mem: SharedMem::Fixed(geometry::v23::SHARED_BYTES as usize),
+        tensor_maps: Some(MapKind::F16Pingpong),
+        cluster: geometry::v23::CLUSTER,
+        ..v17_row()
+    },
 ];
 
 /// v17's row, which v18 shares but for its entry and grid.
@@ -530,6 +561,7 @@ const fn v17_row() -> Rung {
         precision: Precision::Fp16,
         tensor_maps: Some(MapKind::F16),
         arch: Arch::Sm90a,
+        cluster: 1,
     }
 }
 
@@ -587,6 +619,7 @@ pub const V11_CANDIDATES: &[Rung] = &[
     // sm_90 alone (see kernels-gpu/src/sgemm/v11_autotuned.rs), so other GPUs tune without it.
     Rung {
         arch: Arch::Sm90a,
+        cluster: 1,
         ..warp_tiled(
             "128x128x16w",
             "128×128 tile, 16 deep, 8×16 per thread",
@@ -643,6 +676,7 @@ const fn warp_tiled(
         precision: Precision::Fp32,
         tensor_maps: None,
         arch: Arch::Sm80,
+        cluster: 1,
     }
 }
 
@@ -657,8 +691,11 @@ pub struct Launch {
     /// Persistent blocks ([`GridOrder::Persistent`]): `grid` counts tiles, and at most one
     /// block per SM is launched.
     pub persistent: bool,
-    /// Blocks along x and y.
+    /// Blocks along x and y (work items, one cluster each, for a clustered rung).
     pub grid: (u32, u32),
+    /// Blocks per thread-block cluster (1: no clusters): the launch has `cluster` blocks per
+    /// work item along x, and its grid's x is a multiple of it.
+    pub cluster: u32,
     /// Threads per block along x and y.
     pub block: (u32, u32),
     /// Dynamic shared memory per block, in bytes.
@@ -750,6 +787,7 @@ impl Rung {
         }
         Ok(Launch {
             persistent: self.grid == GridOrder::Persistent,
+            cluster: self.cluster,
             grid: (blocks_x as u32, blocks_y as u32),
             block: self.block_dim,
             shared_mem_bytes: needed as u32,

@@ -60,3 +60,5 @@ pub mod v20_fp8_wgmma;
 pub mod v21_tf32_register_b;
 #[cfg(target_feature = "sm_90a")]
 pub mod v22_pingpong;
+#[cfg(target_feature = "sm_90a")]
+pub mod v23_clusters;

@@ -22,11 +22,12 @@
 //!
 //! **Fixes.** The tensor cores' idle time during v18's epilogue.
 //!
-//! **Measured** (H200, same run as v18 and cuBLAS, three runs, `docs/results/v22-pingpong`):
-//! 700 TFLOP/s at 4096³ and 695–698 at 8192³, **91% of cuBLAS fp16** (101% in the one run
-//! where cuBLAS ran slow), against v18's 748–750 and 764–766 (98–100%): slower than v18 by
-//! 7% and 9%. The bytes above are the suspect: 40 KiB per 556 tensor-core cycles is 72 bytes
-//! per cycle per SM from L2, against v18's 43.
+//! **Measured** (H200, same runs as v18 and cuBLAS, three runs per build,
+//! `docs/results/v22-pingpong`): about 706 TFLOP/s at 4096³ and 698–707 at 8192³, **91–96%
+//! of cuBLAS fp16, 6–9% slower than v18** (751–755 and 776) in every run. Not the bytes above:
+//! v23 halves them and is no faster. Not the hand-over: passing the turn before the last
+//! `wgmma`s complete (as here) or after them made no difference. Untested: one warpgroup
+//! issuing at a time, on half-height tiles.
 //!
 //! Launch: 384 threads (two consumer warpgroups, then the producer warpgroup),
 //! `gemm_geometry::v22::SHARED_BYTES` of dynamic shared memory, min(⌈m/64⌉·⌈n/256⌉, SMs)
@@ -57,7 +58,7 @@ pub unsafe extern "ptx-kernel" fn hgemm_v22_pingpong(
 ) {
     // SAFETY: the caller's contract is the body's.
     unsafe {
-        ladder_tma_wgmma_on::<F16, false, TEAMS, TEAM_WARPGROUPS, STAGES>(
+        ladder_tma_wgmma_on::<F16, false, 1, TEAMS, TEAM_WARPGROUPS, STAGES>(
             c as *mut F16,
             m,
             n,
