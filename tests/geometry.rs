@@ -179,6 +179,17 @@ fn geometry_of(rung: &Rung, k: usize) -> Option<Geometry> {
             (geometry::v21::BLOCK_TILE_M, geometry::v21::BLOCK_TILE_N),
             geometry::v21::SHARED_BYTES as usize,
         ),
+        "hgemm_v22_pingpong" => (
+            (geometry::v22::THREADS, 1),
+            (geometry::v22::BLOCK_TILE_M, geometry::v22::BLOCK_TILE_N),
+            geometry::v22::SHARED_BYTES as usize,
+        ),
+        // A work item is the cluster's: one tile per block, stacked along m.
+        "hgemm_v23_clusters" => (
+            (geometry::v23::THREADS, 1),
+            (geometry::v23::CLUSTER_TILE_M, geometry::v23::BLOCK_TILE_N),
+            geometry::v23::SHARED_BYTES as usize,
+        ),
         _ => return None,
     };
     Some(Geometry {
