@@ -180,10 +180,10 @@ impl Runtime {
     /// (m×k) and `b` (rows `ldb` elements apart), built on first use and kept for later
     /// launches on the same buffers, shape and kind, 128-byte swizzle, zeros outside the
     /// matrices. fp16 (v17, v18): A in boxes of 128 rows × 64 columns, B `[k, n]` in boxes of
-    /// 64 × 64 (v22: A in boxes of 64 × 64). TF32 (v19): fp32 A in boxes of 128 × 32, B's transposed copy (n×k) in boxes of
-    /// 256 × 32. TF32 (v21): fp32 A in boxes of 256 × 32, B `[k, n]` (as it is) in boxes of
-    /// 32 × 32. FP8 (v20): one-byte A in boxes of 128 × 128, B `[n, k]` in boxes of
-    /// 256 × 128.
+    /// 64 × 64 (v22, v23: A in boxes of 64 × 64). TF32 (v19): fp32 A in boxes of 128 × 32, B's
+    /// transposed copy (n×k) in boxes of 256 × 32. TF32 (v21): fp32 A in boxes of 256 × 32,
+    /// B `[k, n]` (as it is) in boxes of 32 × 32. FP8 (v20): one-byte A in boxes of 128 × 128,
+    /// B `[n, k]` in boxes of 256 × 128.
     fn tensor_maps_for(
         &self,
         kind: MapKind,
