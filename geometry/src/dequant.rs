@@ -114,3 +114,84 @@ pub const EXPAND_ROW_BYTES: u32 = BLOCK_COLUMNS * 2 + 16;
 pub const fn expand_shared_bytes(bits: u32) -> u32 {
     chunk_k(bits) * EXPAND_ROW_BYTES
 }
+
+// ---- The fused kernel (Hopper): weights decoded into shared memory for `wgmma` ----
+
+/// Consumer warpgroups of a fused block: 64 rows of the output tile each.
+pub const FUSED_CONSUMER_WARPGROUPS: u32 = 2;
+/// Threads of a fused block: the consumer warpgroups, then one producer warpgroup that copies
+/// A and decodes the weights.
+pub const FUSED_THREADS: u32 = 128 * (FUSED_CONSUMER_WARPGROUPS + 1);
+/// Rows of a fused output tile (its columns are [`BLOCK_COLUMNS`], one column block of the
+/// pre-packed weights).
+pub const FUSED_TILE_M: u32 = 64 * FUSED_CONSUMER_WARPGROUPS;
+/// Rows of k per fused pipeline stage: half a chunk, one 128-byte swizzled row of fp16 per
+/// row of A and per column of W.
+pub const FUSED_STAGE_K: u32 = 64;
+/// Bytes of A's part of a fused stage: `FUSED_TILE_M` rows of 128 bytes.
+pub const FUSED_A_STAGE_BYTES: u32 = FUSED_TILE_M * FUSED_STAGE_K * 2;
+/// Bytes of the decoded weights' part of a fused stage: `BLOCK_COLUMNS` columns of 128 bytes
+/// (`[n, k]`, K-major, as `wgmma` reads it).
+pub const FUSED_B_STAGE_BYTES: u32 = BLOCK_COLUMNS * FUSED_STAGE_K * 2;
+/// Bytes of one fused stage (a multiple of 1 024, so every stage keeps the swizzle's alignment).
+pub const FUSED_STAGE_BYTES: u32 = FUSED_A_STAGE_BYTES + FUSED_B_STAGE_BYTES;
+/// Packed chunks in flight in a fused block: the one being decoded and the next.
+pub const FUSED_PACKED_SLOTS: u32 = 2;
+/// Bytes of one packed chunk slot of a fused block: the block's weights of one chunk, then
+/// the scales and offsets of its groups (as in a decode stage).
+pub const fn fused_packed_bytes(bits: u32) -> u32 {
+    WARPS * loads(bits) * 512 + 2 * DECODE_GROUP_BYTES
+}
+/// The most dynamic shared memory a block may have on Hopper (227 KiB).
+pub const HOPPER_SHARED_PER_BLOCK: u32 = 227 * 1024;
+/// Bytes of one `mbarrier`.
+pub const FUSED_BARRIER_BYTES: u32 = 8;
+/// Bytes before the stages that let them start on a 1 024-byte boundary.
+pub const FUSED_ALIGNMENT_SLACK: u32 = 1024;
+
+/// Fused pipeline stages for `bits`-bit weights: as many as fit beside the packed slots, at
+/// most 4 (v18's depth), at least 2.
+pub const fn fused_stages(bits: u32) -> u32 {
+    let fixed = FUSED_ALIGNMENT_SLACK + FUSED_PACKED_SLOTS * fused_packed_bytes(bits);
+    let per_stage = FUSED_STAGE_BYTES + 2 * FUSED_BARRIER_BYTES;
+    let fit = (HOPPER_SHARED_PER_BLOCK - fixed) / per_stage;
+    if fit > 4 {
+        4
+    } else if fit < 2 {
+        2
+    } else {
+        fit
+    }
+}
+
+/// Dynamic shared memory of one fused block: alignment slack, the stages, the packed slots,
+/// then a `full` and an `empty` barrier per stage.
+pub const fn fused_shared_bytes(bits: u32) -> u32 {
+    let stages = fused_stages(bits);
+    FUSED_ALIGNMENT_SLACK
+        + stages * FUSED_STAGE_BYTES
+        + FUSED_PACKED_SLOTS * fused_packed_bytes(bits)
+        + 2 * stages * FUSED_BARRIER_BYTES
+}
+
+#[cfg(test)]
+mod fused_tests {
+    use super::*;
+
+    #[test]
+    fn fused_blocks_fit_hopper_with_at_least_three_stages() {
+        for bits in 1..=8 {
+            assert!(
+                fused_shared_bytes(bits) <= HOPPER_SHARED_PER_BLOCK,
+                "{bits} bits"
+            );
+            assert!(fused_stages(bits) >= 3, "{bits} bits");
+            assert_eq!(chunk_k(bits), 2 * FUSED_STAGE_K);
+        }
+        assert_eq!(FUSED_STAGE_BYTES % 1024, 0);
+        assert_eq!(FUSED_A_STAGE_BYTES % 1024, 0);
+        assert_eq!(FUSED_THREADS, 384);
+        assert_eq!(fused_stages(4), 3);
+        assert_eq!(fused_stages(2), 4);
+    }
+}

@@ -100,6 +100,23 @@ pub unsafe fn barrier_arrive(barrier: u32) {
     };
 }
 
+/// One arrival on `barrier` that takes place once every `cp.async` this thread has issued so
+/// far has landed (`cp.async.mbarrier.arrive.noinc`: it counts as one of the phase's expected
+/// arrivals). The thread goes on at once; the barrier's waiters see the copies.
+///
+/// # Safety
+/// That of [`barrier_arrive`].
+#[inline(always)]
+pub unsafe fn barrier_arrive_on_copies(barrier: u32) {
+    unsafe {
+        core::arch::asm!(
+            "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [{barrier}];",
+            barrier = in(reg32) barrier,
+            options(nostack),
+        )
+    };
+}
+
 /// One arrival on `barrier` that also announces `bytes` more bytes of copies to wait for.
 ///
 /// # Safety

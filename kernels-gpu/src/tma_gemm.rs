@@ -1251,7 +1251,7 @@ pub unsafe fn tma_wgmma<
 /// The stage's tiles must have landed; all 128 threads of the warpgroup call this together,
 /// between [`warpgroup_fence`] and [`warpgroup_commit`].
 #[inline(always)]
-unsafe fn multiply_stage<
+pub(crate) unsafe fn multiply_stage<
     E: WgmmaOperand,
     const B_NK: bool,
     const OVERWRITE: bool,
