@@ -62,9 +62,11 @@ pub struct DequantArgs {
     #[arg(long)]
     blocks: Option<usize>,
 
-    /// Kernel: decode, batched (decode with 64-row blocks), prefill, or auto (decode for
-    /// m ≤ 16, or m ≤ 32 at layers under 2^27 weights with codes of at most 4 bits; batched up
-    /// to 256 where the device has the shared memory; else prefill).
+    /// Kernel: decode, batched (decode with 64-row blocks), prefill, fused (Hopper, integer
+    /// codes: the weights decoded inside a wgmma GEMM), or auto (decode for m ≤ 16, or m ≤ 32
+    /// at layers under 2^27 weights with codes of at most 4 bits; batched up to 256 where the
+    /// device has the shared memory, the fused kernel in its place from 193 rows where the
+    /// module has it; else prefill).
     #[arg(long, value_enum, default_value_t = DequantPath::Auto)]
     path: DequantPath,
 
@@ -103,6 +105,7 @@ enum DequantPath {
     Decode,
     Batched,
     Prefill,
+    Fused,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -139,6 +142,7 @@ pub fn run(args: DequantArgs) -> Result<bool> {
         DequantPath::Decode => Some(DequantKernel::Decode),
         DequantPath::Batched => Some(DequantKernel::Batched),
         DequantPath::Prefill => Some(DequantKernel::Prefill),
+        DequantPath::Fused => Some(DequantKernel::Fused),
     };
     let folder = ReportFolder::open(&args.report.report_dir)?;
     // The folder's other records (the ladder's, other formats') are kept; read them now, so

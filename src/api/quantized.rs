@@ -154,15 +154,11 @@ impl QuantizedWeights {
     /// weights with codes of at most 4 bits, [`fast::SMALL_LAYER_DECODE_MAX_M`]), batched
     /// decode (once per 64 rows) up to
     /// [`fast::BATCHED_MAX_M`] where the device has the shared memory for it, else prefill
-    /// (weights expanded to the activations' type, then a tensor-core GEMM). The same for fp16
-    /// and bf16 activations.
+    /// (weights expanded to the activations' type, then a tensor-core GEMM); on Hopper, for
+    /// integer codes, the fused kernel (weights decoded inside the GEMM) from
+    /// [`fast::FUSED_MIN_M`] rows on. The same for fp16 and bf16 activations.
     pub fn path(&self, gemm: &Gemm, m: usize) -> Path {
-        Path::for_rows(
-            m,
-            self.weights.format.bits(),
-            self.weights.k * self.weights.n,
-            gemm.runtime().info().max_shared_per_block,
-        )
+        self.weights.path(gemm.runtime(), m)
     }
 
     /// Queues `y (m×n T) = x (m×k T) · dequant(W)` on `gemm`'s stream, choosing the path by m
@@ -204,7 +200,7 @@ impl QuantizedWeights {
         let (k, n) = self.shape();
         check_activations(m, n, k, x.len(), y.len())?;
         match self.path(gemm, m) {
-            path @ (Path::Decode | Path::Batched) => {
+            path @ (Path::Decode | Path::Batched | Path::Fused) => {
                 fast::launch_decode(runtime, path, x, &self.weights, y, m, None, &mut scratch)?;
                 let kernel = self.weights.decode_kernel(runtime, path, m, T::TYPE)?;
                 gemm.queued(kernel.entry);

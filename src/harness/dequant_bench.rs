@@ -346,15 +346,10 @@ impl<'g> DequantBench<'g> {
         let mut records = Vec::new();
         for &m in rows {
             let shape = GemmShape::new(m, case.n, case.k)?;
-            let path = options.path.unwrap_or(Path::for_rows(
-                m,
-                case.format.bits(),
-                case.k * case.n,
-                gpu.info().max_shared_per_block,
-            ));
+            let path = options.path.unwrap_or(device_weights.path(gpu, m));
             let blocks = match (path, options.blocks) {
-                (Path::Decode | Path::Batched, Some(blocks)) => blocks,
-                (Path::Decode | Path::Batched, None) => {
+                (Path::Decode | Path::Batched | Path::Fused, Some(blocks)) => blocks,
+                (Path::Decode | Path::Batched | Path::Fused, None) => {
                     default_blocks(gpu, &device_weights, m, path, activation)?
                 }
                 (Path::Prefill, _) => 0,
@@ -403,7 +398,7 @@ impl<'g> DequantBench<'g> {
                     })?;
                     Some(t * 1e3)
                 }
-                Path::Decode | Path::Batched => None,
+                Path::Decode | Path::Batched | Path::Fused => None,
             };
 
             // Verification on sampled rows and columns, all of k.
@@ -465,6 +460,9 @@ impl<'g> DequantBench<'g> {
                 }
                 (Path::Batched, _) => {
                     "batched decode: 64-row blocks; Hopper: wgmma with the decoded weights as the register operand (C^T = W^T A^T), else mma.sync"
+                }
+                (Path::Fused, _) => {
+                    "fused: a producer warpgroup decodes the packed weights into the swizzled shared tile that wgmma.m64n256k16 reads (128x256 tiles, persistent)"
                 }
                 (Path::Prefill, ActivationType::F16) => "prefill: expand to fp16, then v18/v15",
                 (Path::Prefill, ActivationType::Bf16) => {

@@ -45,6 +45,14 @@ pub const BATCHED_MAX_M: usize = 256;
 /// against 105–110 µs at 4096 × 14336 and 14336 × 4096 (and at m = 128 it won only at 8192 ×
 /// 57344, by 8%; at m = 65 it lost everywhere).
 pub const WIDE_MIN_WEIGHTS: usize = 1 << 27;
+/// Smallest m the fused kernel takes batched decode's place at (up to [`BATCHED_MAX_M`]), on
+/// Hopper for integer codes. Measured on the H200 (u4, group 128, `docs/results/dequant-fused`):
+/// at m = 256 the fused kernel took 81 µs against batched decode's 97 at 4096 × 14336 and 283
+/// against 313 at 8192 × 28672; at m = 192 the two were within 3% at 4096 × 14336 and batched
+/// decode was faster at 8192 × 28672; at m = 128 batched decode won at 4096 × 14336 (54 against
+/// 76 µs). Past 256 rows prefill (expansion, then v18) stays faster: 769 against 1293 µs at
+/// m = 4096.
+pub const FUSED_MIN_M: usize = 193;
 /// Rows of A per m16 tile (`gemm_geometry::dequant::DECODE_TILE_M`).
 const TILE_M: usize = dequant::DECODE_TILE_M as usize;
 
@@ -96,6 +104,9 @@ struct EntryTables {
     batched_wgmma: &'static [&'static str],
     /// The batched kernel's wide Hopper form (128-row tiles, for m > 64), integer codes only.
     batched_wide: &'static [&'static str],
+    /// The fused kernel (Hopper: the weights decoded into shared memory for `wgmma`), integer
+    /// codes only.
+    fused: &'static [&'static str],
     /// The expansion to a row-major `k × n` matrix of the activation type.
     expand: [&'static str; 19],
 }
@@ -103,6 +114,8 @@ struct EntryTables {
 const F16_BATCHED_WGMMA: [&str; 19] = entry_names!("dequant_batched_wgmma_");
 const F16_BATCHED_WIDE: [&str; 19] = entry_names!("dequant_batched128_");
 const BF16_BATCHED_WGMMA: [&str; 19] = entry_names!("dequant_batched_wgmma_bf16_");
+const F16_FUSED: [&str; 19] = entry_names!("dequant_fused_");
+const BF16_FUSED: [&str; 19] = entry_names!("dequant_fused_bf16_");
 
 /// fp16 activations and output.
 const F16_ENTRIES: EntryTables = EntryTables {
@@ -110,6 +123,7 @@ const F16_ENTRIES: EntryTables = EntryTables {
     batched: entry_names!("dequant_batched_"),
     batched_wgmma: F16_BATCHED_WGMMA.split_at(QUANTIZED_SUFFIXES).0,
     batched_wide: F16_BATCHED_WIDE.split_at(INTEGER_SUFFIXES).0,
+    fused: F16_FUSED.split_at(INTEGER_SUFFIXES).0,
     expand: entry_names!("dequant_expand_"),
 };
 
@@ -119,6 +133,7 @@ const BF16_ENTRIES: EntryTables = EntryTables {
     batched: entry_names!("dequant_batched_bf16_"),
     batched_wgmma: BF16_BATCHED_WGMMA.split_at(QUANTIZED_SUFFIXES).0,
     batched_wide: &[],
+    fused: BF16_FUSED.split_at(INTEGER_SUFFIXES).0,
     expand: entry_names!("dequant_expand_bf16_"),
 };
 
@@ -300,6 +315,10 @@ pub enum Path {
     Batched,
     /// Expand to the activations' type, then the tensor-core GEMM.
     Prefill,
+    /// The fused kernel (Hopper, integer codes): one GEMM whose producer warpgroup decodes the
+    /// packed weights into shared memory for `wgmma`, 128 × 256 output tiles, no fp16 copy of
+    /// the weights in global memory.
+    Fused,
 }
 
 impl Path {
@@ -330,13 +349,16 @@ impl Path {
             Path::Decode => "dequant-decode",
             Path::Batched => "dequant-batched",
             Path::Prefill => "dequant-prefill",
+            Path::Fused => "dequant-fused",
         }
     }
 
-    /// m16 tiles per block of the decode kernels (1 for prefill, which has no such blocks).
+    /// m16 tiles per block of the decode kernels (1 for prefill, which has no such blocks;
+    /// the fused kernel's 128-row tiles count as 8).
     pub fn m_tiles(&self) -> u32 {
         match self {
             Path::Batched => dequant::BATCHED_M_TILES,
+            Path::Fused => dequant::FUSED_TILE_M / dequant::DECODE_TILE_M,
             Path::Decode | Path::Prefill => 1,
         }
     }
@@ -344,7 +366,16 @@ impl Path {
     fn blocks_per_sm(&self) -> usize {
         match self {
             Path::Batched => dequant::BATCHED_MIN_BLOCKS_PER_SM as usize,
+            Path::Fused => 1,
             Path::Decode | Path::Prefill => dequant::MIN_BLOCKS_PER_SM as usize,
+        }
+    }
+
+    /// Threads per block of this path's kernel (prefill: the expansion's).
+    fn threads(&self) -> u32 {
+        match self {
+            Path::Fused => dequant::FUSED_THREADS,
+            Path::Decode | Path::Batched | Path::Prefill => dequant::THREADS,
         }
     }
 }
@@ -419,6 +450,7 @@ impl FastWeights {
         let tables = activation.entries();
         let has = |entry: &str| gpu.entries().iter().any(|e| e == entry);
         let hopper = |entry: &'static str, m_tiles: u32| DecodeKernel {
+            path: Path::Batched,
             entry,
             shared_bytes: dequant::batched_wgmma_shared_bytes(bits, m_tiles) as usize,
             m_tiles,
@@ -446,6 +478,7 @@ impl FastWeights {
                         });
                     }
                     Ok(DecodeKernel {
+                        path: Path::Batched,
                         entry,
                         shared_bytes: decode_shared_bytes(bits, Path::Batched),
                         m_tiles: dequant::BATCHED_M_TILES,
@@ -453,7 +486,25 @@ impl FastWeights {
                     })
                 }
             },
+            Path::Fused => match tables.fused.get(self.entry) {
+                Some(&entry) if has(entry) => Ok(DecodeKernel {
+                    path: Path::Fused,
+                    entry,
+                    shared_bytes: dequant::fused_shared_bytes(bits) as usize,
+                    m_tiles: path.m_tiles(),
+                    activation,
+                }),
+                _ => Err(GemmError::KernelRefused {
+                    kernel: path.label(),
+                    reason: format!(
+                        "has no kernel for {} weights and {activation} activations in the loaded {} module (integer codes on Hopper only)",
+                        self.format,
+                        gpu.ptx_target()
+                    ),
+                }),
+            },
             Path::Decode | Path::Prefill => Ok(DecodeKernel {
+                path: Path::Decode,
                 entry: self
                     .format_decode_entry(activation)
                     .filter(|entry| has(entry))
@@ -489,6 +540,7 @@ impl FastWeights {
             .iter()
             .any(|e| e == entry)
             .then(|| DecodeKernel {
+                path: Path::Batched,
                 entry,
                 shared_bytes: dequant::batched_wgmma_shared_bytes(
                     self.bits(),
@@ -497,6 +549,30 @@ impl FastWeights {
                 m_tiles: dequant::WIDE_BATCHED_M_TILES,
                 activation: ActivationType::F16,
             })
+    }
+
+    /// The path for `m` rows of activations on `gpu`: [`Path::for_rows`], except that the
+    /// fused kernel takes over batched decode's rows from [`FUSED_MIN_M`] on, where `gpu`'s
+    /// module has it for these weights with both activation types (Hopper, integer codes).
+    /// Prefill keeps the rows past [`BATCHED_MAX_M`]: there the expansion and v18 measured
+    /// faster than the fused kernel (`docs/results/dequant-fused`).
+    pub fn path(&self, gpu: &Runtime, m: usize) -> Path {
+        let path = Path::for_rows(
+            m,
+            self.bits(),
+            self.k * self.n,
+            gpu.info().max_shared_per_block,
+        );
+        let has_fused = [F16_ENTRIES.fused, BF16_ENTRIES.fused].iter().all(|table| {
+            table
+                .get(self.entry)
+                .is_some_and(|entry| gpu.entries().iter().any(|e| e == entry))
+        });
+        if path == Path::Batched && m >= FUSED_MIN_M && has_fused {
+            Path::Fused
+        } else {
+            path
+        }
     }
 
     /// The expansion kernel's entry point for these weights, expanding to `activation`'s type.
@@ -654,12 +730,11 @@ pub fn reserve(
     max_m: usize,
 ) -> Result<(), GemmError> {
     GemmShape::new(max_m, w.n, w.k)?;
-    let max_shared = gpu.info().max_shared_per_block;
     let mut needs = DecodeScratch::default();
     // The path goes from decode to batched decode to prefill as m grows, and the decode
     // paths end at BATCHED_MAX_M rows.
     for m in 1..=max_m.min(BATCHED_MAX_M) {
-        let path = Path::for_rows(m, w.bits(), w.k * w.n, max_shared);
+        let path = w.path(gpu, m);
         if path == Path::Prefill {
             break;
         }
@@ -670,7 +745,12 @@ pub fn reserve(
                 continue;
             };
             let pad_a = w.k_pad != w.k;
-            needs = needs.max(DecodeScratch::for_launch(w, m, kernel.m_tiles, pad_a));
+            let mut need = DecodeScratch::for_launch(w, m, kernel.m_tiles, pad_a);
+            if path == Path::Fused {
+                // Every tile is summed whole in one block: no workspace.
+                (need.workspace, need.counters) = (0, 0);
+            }
+            needs = needs.max(need);
             gpu.kernel(kernel.entry)?;
         }
     }
@@ -694,7 +774,7 @@ pub fn reserve(
         needs.counters,
         "the decode counters",
     )?;
-    if Path::for_rows(max_m, w.bits(), w.k * w.n, max_shared) == Path::Prefill {
+    if w.path(gpu, max_m) == Path::Prefill {
         zeroed(
             gpu,
             &mut scratch.expanded,
@@ -717,9 +797,12 @@ fn check_buffers<T: ActivationElement>(
     check_activations(m, w.n, w.k, a.len(), c.len())
 }
 
-/// One decode kernel: its entry, dynamic shared memory, m16 tiles per block and activation type.
+/// One decode kernel: its path, entry, dynamic shared memory, m16 tiles per block and
+/// activation type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DecodeKernel {
+    /// The path it runs (`Decode`, `Batched` or `Fused`).
+    pub path: Path,
     /// The kernel's entry point.
     pub entry: &'static str,
     /// Dynamic shared memory per block (the kernel traps if it is given less).
@@ -784,6 +867,10 @@ const TWO_BLOCK_SPLIT_MAX_ROWS: usize = 4;
 /// [`default_blocks`]'s rule, for m `rows` in `tiles` output tiles of `units` units on `sms`
 /// SMs.
 fn decode_blocks(path: Path, rows: usize, tiles: usize, sms: usize, units: usize) -> usize {
+    if path == Path::Fused {
+        // Persistent: one block per SM, none without a tile.
+        return tiles.min(sms);
+    }
     let per_sm = match path {
         Path::Decode if rows > TWO_BLOCK_SPLIT_MAX_ROWS => 1,
         _ => path.blocks_per_sm(),
@@ -824,7 +911,7 @@ pub fn fixed_order(
     path: Path,
     activation: ActivationType,
 ) -> Result<bool, GemmError> {
-    if path == Path::Prefill {
+    if matches!(path, Path::Prefill | Path::Fused) {
         return Ok(true);
     }
     let kernel = w.decode_kernel(gpu, path, m, activation)?;
@@ -878,16 +965,16 @@ pub fn launch_decode_kernel<T: ActivationElement>(
 ) -> Result<(), GemmError> {
     check_buffers(w, a, c, m)?;
     let DecodeKernel {
+        path,
         entry,
         shared_bytes,
         m_tiles: tiles_per_block,
         activation,
     } = kernel;
-    let label = if tiles_per_block == 1 {
-        Path::Decode.label()
-    } else {
-        Path::Batched.label()
-    };
+    let label = path.label();
+    // The fused kernel sums every tile whole in one block: no workspace, at most one block
+    // per tile.
+    let fused = path == Path::Fused;
     if activation != T::TYPE {
         return Err(GemmError::KernelRefused {
             kernel: label,
@@ -916,8 +1003,16 @@ pub fn launch_decode_kernel<T: ActivationElement>(
             limit: u32::MAX as u64 / 2,
         });
     }
-    if blocks == 0 || blocks > units {
-        return Err(GemmError::DecodeBlocks { blocks, units });
+    let most_blocks = if fused {
+        row_tiles(m, tiles_per_block) * w.column_blocks()
+    } else {
+        units
+    };
+    if blocks == 0 || blocks > most_blocks {
+        return Err(GemmError::DecodeBlocks {
+            blocks,
+            units: most_blocks,
+        });
     }
     // A rows must span whole chunks, with zeros past k, and start on 16-byte boundaries (the
     // kernel's vector loads): otherwise they are copied into a padded, aligned scratch A.
@@ -962,22 +1057,28 @@ pub fn launch_decode_kernel<T: ActivationElement>(
         padded
     };
     // Tiles shared by several blocks meet in the workspace, counted per tile.
-    let workspace = gpu.device_address(&**zeroed(
-        gpu,
-        &mut scratch.workspace,
-        needs(false).workspace,
-        "the decode workspace",
-    )?);
-    let counters = gpu.device_address(&**zeroed(
-        gpu,
-        &mut scratch.counters,
-        needs(false).counters,
-        "the decode counters",
-    )?);
+    let (workspace, counters) = if fused {
+        (0u64, 0u64)
+    } else {
+        (
+            gpu.device_address(&**zeroed(
+                gpu,
+                &mut scratch.workspace,
+                needs(false).workspace,
+                "the decode workspace",
+            )?),
+            gpu.device_address(&**zeroed(
+                gpu,
+                &mut scratch.counters,
+                needs(false).counters,
+                "the decode counters",
+            )?),
+        )
+    };
     let function = gpu.kernel(entry)?;
     let config = LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
-        block_dim: (dequant::THREADS, 1, 1),
+        block_dim: (path.threads(), 1, 1),
         shared_mem_bytes: shared_bytes as u32,
     };
     let (m32, n32) = (m as u32, w.n as u32);
@@ -1179,9 +1280,9 @@ pub fn launch_prefill<T: ActivationElement>(
 }
 
 /// Every kernel entry of the fast dequant kernels: for fp16 then bf16 activations, decode,
-/// batched decode (`mma.sync`, `wgmma`, wide), then expand; then the decode entries compiled
-/// for one format ([`FORMAT_DECODE_ENTRIES`]). Not every module has all of them:
-/// the `wgmma` and wide forms are Hopper's, and the sm_90a module leaves out the bf16
+/// batched decode (`mma.sync`, `wgmma`, wide), fused, then expand; then the decode entries
+/// compiled for one format ([`FORMAT_DECODE_ENTRIES`]). Not every module has all of them:
+/// the `wgmma`, wide and fused forms are Hopper's, and the sm_90a module leaves out the bf16
 /// `mma.sync` batched kernels that its `wgmma` form replaces.
 pub fn entries() -> impl Iterator<Item = &'static str> {
     [&F16_ENTRIES, &BF16_ENTRIES]
@@ -1192,6 +1293,7 @@ pub fn entries() -> impl Iterator<Item = &'static str> {
                 .chain(t.batched.iter())
                 .chain(t.batched_wgmma.iter())
                 .chain(t.batched_wide.iter())
+                .chain(t.fused.iter())
                 .chain(t.expand.iter())
                 .copied()
         })
@@ -1215,7 +1317,9 @@ pub fn launch<T: ActivationElement>(
     scratch: &mut Scratch,
 ) -> Result<(), GemmError> {
     match path {
-        Path::Decode | Path::Batched => launch_decode(gpu, path, a, w, c, m, blocks, scratch),
+        Path::Decode | Path::Batched | Path::Fused => {
+            launch_decode(gpu, path, a, w, c, m, blocks, scratch)
+        }
         Path::Prefill => launch_prefill(gpu, a, w, c, m, scratch),
     }
 }
@@ -1323,6 +1427,9 @@ mod tests {
                 if let Some(entry) = tables.batched_wide.get(i) {
                     assert_eq!(*entry, name("batched128"));
                 }
+                if let Some(entry) = tables.fused.get(i) {
+                    assert_eq!(*entry, name("fused"));
+                }
             }
             // wgmma: every decoder but fp16 weights.
             assert_eq!(tables.batched_wgmma.len(), 18);
@@ -1332,10 +1439,13 @@ mod tests {
         assert_eq!(F16_ENTRIES.batched_wide.len(), 8);
         assert_eq!(SUFFIXES[7], "int8");
         assert!(BF16_ENTRIES.batched_wide.is_empty());
-        // Every entry once: 19 · 3 + 18 + 8 for fp16, 19 · 3 + 18 for bf16, and two per
-        // format-specific decode entry.
+        // The fused kernel: integer codes, both activation types.
+        assert_eq!(F16_ENTRIES.fused.len(), 8);
+        assert_eq!(BF16_ENTRIES.fused.len(), 8);
+        // Every entry once: 19 · 3 + 18 + 8 + 8 for fp16, 19 · 3 + 18 + 8 for bf16, and two
+        // per format-specific decode entry.
         let all: Vec<&str> = entries().collect();
-        assert_eq!(all.len(), 83 + 75 + 2 * FORMAT_DECODE_ENTRIES.len());
+        assert_eq!(all.len(), 91 + 83 + 2 * FORMAT_DECODE_ENTRIES.len());
         let unique: std::collections::BTreeSet<&str> = all.iter().copied().collect();
         assert_eq!(unique.len(), all.len());
     }
