@@ -1,4 +1,4 @@
-//! GPU tests of the fast dequant kernels (decode, batched decode and prefill) on pre-packed
+//! GPU tests of the fast dequant kernels (decode, batched decode, prefill, fused) on pre-packed
 //! weights: every weight format × group size × aligned and ragged shapes × block counts, with
 //! fp16 and bf16 activations, against the f64 CPU product of A and the dequantized weights
 //! exactly as each path uses them (`weight_rounding`, `Quantized::dequantize_as`): rounded,
@@ -186,6 +186,67 @@ fn wide_batched_kernel_matches_the_cpu_for_integer_formats() {
     );
 }
 
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn fused_kernel_matches_the_cpu_for_integer_formats_and_both_activations() {
+    // The fused kernel (Hopper, integer codes): one whole 128-row tile; m one row past a tile
+    // with ragged n and two groups per chunk; ragged k (A padded) with per-channel scales and
+    // a tile mostly past m; several tiles per block (1 and 2 blocks) with four groups per
+    // chunk, ragged m and n. fp16 and bf16 activations.
+    let gpu = open_gpu();
+    if gpu.ptx_target() != "sm_90a" {
+        eprintln!("SKIPPED: the fused kernel is in the Hopper module only");
+        return;
+    }
+    let cases: [Case; 4] = [
+        (128, 256, 512, &[32, 64, 128, 512], &[None]),
+        (129, 67, 384, &[64, 128], &[Some(1), None]),
+        (5, 33, 131, &[131], &[None]),
+        (300, 520, 256, &[32], &[Some(1), Some(2), None]),
+    ];
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (case, &(m, n, k, groups, blocks)) in cases.iter().enumerate() {
+        for (f, &(format, zeros)) in formats().iter().enumerate() {
+            if !matches!(format, WeightFormat::Unsigned(_) | WeightFormat::Signed(_)) {
+                continue;
+            }
+            for &group in groups {
+                let seed = 9000 + 1000 * case as u64 + 10 * f as u64 + group as u64;
+                let quantized =
+                    quantize(&random_matrix(k * n, seed), k, n, format, group, zeros).unwrap();
+                for &count in blocks {
+                    checked += 2;
+                    failures.extend(check_kernel::<u16>(
+                        &gpu,
+                        &quantized,
+                        m,
+                        Path::Fused,
+                        false,
+                        count,
+                        seed + 1,
+                    ));
+                    failures.extend(check_kernel::<bf16>(
+                        &gpu,
+                        &quantized,
+                        m,
+                        Path::Fused,
+                        false,
+                        count,
+                        seed + 2,
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("{checked} fused cases checked, {} failed", failures.len());
+    assert!(
+        checked > 0 && failures.is_empty(),
+        "{}",
+        failures.join("\n")
+    );
+}
+
 /// Runs every format over `cases` on the decode kernel of `path` and fails with the list of
 /// mismatches.
 fn check_decode_cases(path: Path, cases: &[Case]) {
@@ -354,7 +415,9 @@ fn every_fast_entry_loads() {
     for entry in entries() {
         // The batched kernel's wgmma forms are in the Hopper module only; there they replace
         // the bf16 mma.sync batched kernels, but for fp16 weights (which have no wgmma form).
-        let hopper_only = entry.contains("wgmma") || entry.starts_with("dequant_batched128_");
+        let hopper_only = entry.contains("wgmma")
+            || entry.starts_with("dequant_batched128_")
+            || entry.starts_with("dequant_fused_");
         let portable_only =
             entry.starts_with("dequant_batched_bf16_") && entry != "dequant_batched_bf16_half";
         if (hopper_only && !hopper) || (portable_only && hopper) {
@@ -426,8 +489,8 @@ fn sanitizer_subset() {
     // (scripts/sanitize.sh): each decoder (integer in place and by planes, with and without zero
     // points, small floats through fp16 and f32 (on decode, e2m1 and e5m2 take the entries
     // compiled for their widths, e4m3 the generic one), fp16), groups of one and several per chunk,
-    // ragged shapes, whole and shared tiles, and the prefill expansion; each with fp16 and with
-    // bf16 activations.
+    // ragged shapes, whole and shared tiles, the prefill expansion, and on Hopper the fused
+    // kernel for the integer formats; each with fp16 and with bf16 activations.
     let gpu = open_gpu();
     let formats = [
         (WeightFormat::Unsigned(4), true),
@@ -465,7 +528,14 @@ fn sanitizer_subset() {
             (70, 67, 384, 64, Some(2), Path::Batched),
             (33, 33, 131, 131, None, Path::Batched),
             (33, 67, 131, 131, None, Path::Prefill),
+            (130, 67, 384, 64, Some(2), Path::Fused),
+            (5, 33, 131, 131, None, Path::Fused),
         ] {
+            // The fused kernel: integer codes, in the Hopper module only.
+            let integer = matches!(format, WeightFormat::Unsigned(_) | WeightFormat::Signed(_));
+            if path == Path::Fused && !(integer && gpu.ptx_target() == "sm_90a") {
+                continue;
+            }
             let group = if format == WeightFormat::F16 {
                 k
             } else {
