@@ -8,7 +8,7 @@
 //! `fp16(value · scale)`), and writes them into the stage as the K-major, 128-byte-swizzled
 //! `[n, k]` tile that `wgmma` reads. Two consumer warpgroups multiply 128 × 256 output tiles
 //! with `wgmma.m64n256k16` from both shared-memory operands, exactly v18's main loop
-//! ([`multiply_stage`]), so no fp16 copy of W is ever written to global memory and the
+//! (`tma_gemm::multiply_stage`), so no fp16 copy of W is ever written to global memory and the
 //! decoding runs beside the tensor cores instead of between them.
 //!
 //! **What it fixes.** Prefill used to expand all of W to fp16 (a full write and read of
