@@ -27,6 +27,7 @@ pub mod v15;
 pub mod v16;
 pub mod v17;
 pub mod v18_m64;
+pub mod v18_n128;
 pub mod v19;
 pub mod v20;
 pub mod v21;

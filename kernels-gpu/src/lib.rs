@@ -63,6 +63,8 @@ pub mod tma;
 pub mod tma_gemm;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma_gemm_m64;
+#[cfg(target_feature = "sm_90a")]
+pub mod tma_gemm_n128;
 pub mod transpose;
 
 /// A kernel has nowhere to report a panic: stop the whole grid so the host sees a launch error

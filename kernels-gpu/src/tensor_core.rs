@@ -545,7 +545,7 @@ macro_rules! accumulators_128 {
 
 /// One `wgmma.mma_async` m64nNk16 with fp32 accumulators, bf16 inputs where the `bool`
 /// `$bf16` is true and fp16 where it is false, A K-major (`imm-trans-a = 0`) and the given
-/// `imm-trans-b`: `$count` accumulators (N = 256: 128, N = 64: 32), `$shape` the
+/// `imm-trans-b`: `$count` accumulators (N = 256: 128, N = 128: 64, N = 64: 32), `$shape` the
 /// instruction's shape (`"m64n256k16"`), `$operands` the accumulator operands `{0}, …` as one
 /// string. `$dir` is `inout` (the accumulators are read, then `scale-d` decides whether they
 /// count) or `out` (they are only written: `scale-d` must be 0). Hopper-only (sm_90a), like
@@ -720,6 +720,61 @@ pub unsafe fn wgmma_m64n64k16_overwrite<const BF16: bool, const TRANS_B: u32>(
         32,
         "m64n64k16",
         accumulators_32!(),
+        BF16,
+        out,
+        acc,
+        a,
+        b,
+        scale_d,
+        TRANS_B
+    );
+}
+
+/// [`wgmma_m64n256k16`] on a 64×128×16 tile: `wgmma.mma_async.m64n128k16` with 64 accumulators
+/// per thread, the same fragment layout (column blocks j = 0..15) and descriptors (a `[k, n]` B
+/// tile is two 64-column slabs, a `[n, k]` one 128 rows).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n128k16<const BF16: bool, const TRANS_B: u32>(
+    acc: &mut [f32; 64],
+    a: u64,
+    b: u64,
+    accumulate: bool,
+) {
+    let scale_d = accumulate as u32;
+    wgmma_k16_asm!(
+        64,
+        "m64n128k16",
+        accumulators_64!(),
+        BF16,
+        inout,
+        acc,
+        a,
+        b,
+        scale_d,
+        TRANS_B
+    );
+}
+
+/// [`wgmma_m64n128k16`]'s output-only form (see [`wgmma_m64n256k16_overwrite`]).
+///
+/// # Safety
+/// That of [`wgmma_m64n256k16`].
+#[cfg(target_feature = "sm_90a")]
+#[inline(always)]
+pub unsafe fn wgmma_m64n128k16_overwrite<const BF16: bool, const TRANS_B: u32>(
+    acc: &mut [f32; 64],
+    a: u64,
+    b: u64,
+) {
+    let scale_d = 0u32;
+    wgmma_k16_asm!(
+        64,
+        "m64n128k16",
+        accumulators_64!(),
         BF16,
         out,
         acc,

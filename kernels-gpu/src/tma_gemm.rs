@@ -18,9 +18,10 @@
 //! each), accumulators per thread (N/2 for an N-column tile: 128 for v17's 256 columns, 32 for
 //! 64) and pipeline stages. Every rung and entry above uses v17's (2, 128, 4: 128 × 256 tiles);
 //! the library's small-tile entries `gemm_v18_m64_*` ([`crate::tma_gemm_m64`]) use (1, 32, 6):
-//! 64 × 64 tiles, one `[k, n]` slab of B per stage, `wgmma … m64n64k16`. The layouts and
-//! descriptors below hold for both (the sizes given are v17's); only the counts of rows, slabs
-//! and accumulators change.
+//! 64 × 64 tiles, one `[k, n]` slab of B per stage, `wgmma … m64n64k16`; the mid-size entries
+//! `gemm_v18_n128_*` ([`crate::tma_gemm_n128`]) use (2, 64, 6): 128 × 128 tiles, two slabs,
+//! `wgmma … m64n128k16`. The layouts and descriptors below hold for all three (the sizes given
+//! are v17's); only the counts of rows, slabs and accumulators change.
 //!
 //! ## Shared-memory layouts and `wgmma` descriptors (the math, for debugging)
 //!
@@ -65,9 +66,10 @@ use crate::stream_k;
 use crate::tensor_core::{
     B_K_MAJOR, B_MN_MAJOR, pack_bf16x2, pack_f16x2, pin_accumulators, swizzled_descriptor,
     warpgroup_commit, warpgroup_fence, warpgroup_registers_lower, warpgroup_registers_raise,
-    warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite, wgmma_m64n256k8_tf32,
-    wgmma_m64n256k8_tf32_overwrite, wgmma_m64n256k16, wgmma_m64n256k16_overwrite,
-    wgmma_m64n256k32_fp8, wgmma_m64n256k32_fp8_overwrite,
+    warpgroup_wait, wgmma_m64n64k16, wgmma_m64n64k16_overwrite, wgmma_m64n128k16,
+    wgmma_m64n128k16_overwrite, wgmma_m64n256k8_tf32, wgmma_m64n256k8_tf32_overwrite,
+    wgmma_m64n256k16, wgmma_m64n256k16_overwrite, wgmma_m64n256k32_fp8,
+    wgmma_m64n256k32_fp8_overwrite,
 };
 use crate::tile_order::{GROUP_M, grouped_tile};
 use crate::tma::{
@@ -335,14 +337,36 @@ pub trait WgmmaOperand {
     unsafe fn mma_n64_overwrite<const TRANS_B: u32>(_acc: &mut [f32; 32], _a: u64, _b: u64) {
         trap()
     }
+    /// [`WgmmaOperand::mma`] on a 128-column tile (`wgmma … m64n128`, 64 accumulators), for the
+    /// mid-size entries (`gemm_v18_n128_*`). Only fp16 and bf16 have them: the others trap.
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    #[inline(always)]
+    unsafe fn mma_n128<const TRANS_B: u32>(
+        _acc: &mut [f32; 64],
+        _a: u64,
+        _b: u64,
+        _accumulate: bool,
+    ) {
+        trap()
+    }
+    /// [`WgmmaOperand::mma_n128`]'s output-only form.
+    ///
+    /// # Safety
+    /// That of [`wgmma_m64n256k16`].
+    #[inline(always)]
+    unsafe fn mma_n128_overwrite<const TRANS_B: u32>(_acc: &mut [f32; 64], _a: u64, _b: u64) {
+        trap()
+    }
 }
 
 /// One `wgmma` of [`WgmmaOperand`] `E` on this thread's `ACC` accumulators: m64n256 for 128,
-/// m64n64 for 32 (the accumulators of one warpgroup's 64 × N slice, N/2 per thread), through
-/// the output-only form when `OVERWRITE` (then `accumulate` is ignored).
+/// m64n128 for 64, m64n64 for 32 (the accumulators of one warpgroup's 64 × N slice, N/2 per
+/// thread), through the output-only form when `OVERWRITE` (then `accumulate` is ignored).
 ///
 /// # Safety
-/// That of [`wgmma_m64n256k16`]; `ACC` must be 128 or 32 (anything else traps).
+/// That of [`wgmma_m64n256k16`]; `ACC` must be 128, 64 or 32 (anything else traps).
 #[inline(always)]
 unsafe fn mma_tile<E: WgmmaOperand, const TRANS_B: u32, const ACC: usize, const OVERWRITE: bool>(
     acc: &mut [f32; ACC],
@@ -360,6 +384,16 @@ unsafe fn mma_tile<E: WgmmaOperand, const TRANS_B: u32, const ACC: usize, const 
                 unsafe { E::mma_overwrite::<TRANS_B>(acc, a, b) }
             } else {
                 unsafe { E::mma::<TRANS_B>(acc, a, b, accumulate) }
+            }
+        }
+        64 => {
+            // SAFETY: ACC is 64 here: the same array.
+            let acc = unsafe { &mut *(at as *mut [f32; 64]) };
+            // SAFETY (both): the caller's contract.
+            if OVERWRITE {
+                unsafe { E::mma_n128_overwrite::<TRANS_B>(acc, a, b) }
+            } else {
+                unsafe { E::mma_n128::<TRANS_B>(acc, a, b, accumulate) }
             }
         }
         32 => {
@@ -418,8 +452,8 @@ unsafe fn store_packed<E>(at: *mut E, packed: u32) {
     unsafe { (at as *mut u32).write(packed) };
 }
 
-/// The 16-bit operand types (fp16: `$bf16` false, bf16: true): `wgmma … m64n256k16` and
-/// `m64n64k16` of that type, B in either layout.
+/// The 16-bit operand types (fp16: `$bf16` false, bf16: true): `wgmma … m64n256k16`,
+/// `m64n128k16` and `m64n64k16` of that type, B in either layout.
 macro_rules! half_operand {
     ($ty:ty, $bf16:literal) => {
         impl WgmmaOperand for $ty {
@@ -453,6 +487,21 @@ macro_rules! half_operand {
             unsafe fn mma_n64_overwrite<const TRANS_B: u32>(acc: &mut [f32; 32], a: u64, b: u64) {
                 // SAFETY: the caller's contract.
                 unsafe { wgmma_m64n64k16_overwrite::<$bf16, TRANS_B>(acc, a, b) }
+            }
+            #[inline(always)]
+            unsafe fn mma_n128<const TRANS_B: u32>(
+                acc: &mut [f32; 64],
+                a: u64,
+                b: u64,
+                accumulate: bool,
+            ) {
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n128k16::<$bf16, TRANS_B>(acc, a, b, accumulate) }
+            }
+            #[inline(always)]
+            unsafe fn mma_n128_overwrite<const TRANS_B: u32>(acc: &mut [f32; 64], a: u64, b: u64) {
+                // SAFETY: the caller's contract.
+                unsafe { wgmma_m64n128k16_overwrite::<$bf16, TRANS_B>(acc, a, b) }
             }
         }
     };
@@ -805,9 +854,9 @@ fn grid_blocks() -> u32 {
 /// module documentation) belong to rows `row` and `row + 8` and columns `col + 8·j, +1` of
 /// batch item `z` (`row`, `col` may lie beyond m, n).
 ///
-/// The block: `WARPGROUPS` consumer warpgroups, `ACC` accumulators per thread (128 or 32: 256-
-/// or 64-column tiles), `STAGES` stages, as the geometry module of the instance gives them
-/// (`gemm_geometry::v17`, `gemm_geometry::v18_m64`).
+/// The block: `WARPGROUPS` consumer warpgroups, `ACC` accumulators per thread (128, 64 or 32:
+/// 256-, 128- or 64-column tiles), `STAGES` stages, as the geometry module of the instance
+/// gives them (`gemm_geometry::v17`, `gemm_geometry::v18_n128`, `gemm_geometry::v18_m64`).
 ///
 /// # Safety
 /// Launch: that geometry module's `THREADS` threads, at least its `SHARED_BYTES` of dynamic
@@ -1291,8 +1340,8 @@ pub(crate) unsafe fn multiply_stage<
 }
 
 /// Defines one library entry, `$name(args: GemmArgs)`, over [`library_gemm`] with the block of
-/// the geometry module `gemm_geometry::$geometry` (`v17` for `gemm_v18_*`, `v18_m64` for
-/// `gemm_v18_m64_*`): its threads and blocks per SM as launch bounds, its consumer
+/// the geometry module `gemm_geometry::$geometry` (`v17` for `gemm_v18_*`, `v18_n128` for
+/// `gemm_v18_n128_*`, `v18_m64` for `gemm_v18_m64_*`): its threads and blocks per SM as launch bounds, its consumer
 /// warpgroups, accumulators and stages as the body's numbers. The entry's documentation
 /// refers to the invoking module's.
 macro_rules! library_entry {
