@@ -1403,6 +1403,56 @@ fn mid_m_products_take_the_small_tiles_where_the_cost_model_says() {
 }
 
 #[test]
+fn mid_size_products_take_the_128_by_128_tiles_where_their_waves_are_faster() {
+    // Forced against v18 and v18_m64 on the H200 (docs/results/v18-n128, run 1, fp16, µs):
+    // 2176³ 45.1 against v18's 53.5; 256×8192×8192 57.2/61.6 (kn/nk) against 89.3/84.8;
+    // 1152³ 16.2 against v18_m64's 19.3; but 4096³ 217.9 against v18's 188.4, 2048³ 33.2
+    // against 31.1, 256×4096×4096 29.7 against v18_m64's 24.6.
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            for (m, n, k) in [
+                (2176, 2176, 2176),
+                (256, 8192, 8192),
+                (256, 8192, 28672),
+                (1152, 1152, 1152),
+                (3072, 3072, 3072),
+            ] {
+                let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                assert_eq!(plan.kernel.name, "v18_n128", "{m}×{n}×{k}: {}", plan.reason);
+                // Unsplit, one block per SM at most (128 tiles at 256 × 8192).
+                assert_eq!(plan.splits, 1);
+                assert!(plan.grid.0 as usize <= caps.sm_count, "{:?}", plan.grid);
+            }
+            for (m, n, k, expected) in [
+                (4096, 4096, 4096, "v18"),
+                (2048, 2048, 2048, "v18"),
+                (1024, 8192, 8192, "v18"),
+                (256, 4096, 4096, "v18_m64"),
+                (512, 512, 512, "v18_m64"),
+                (64, 8192, 8192, "v18_m64"),
+            ] {
+                let plan = choose(&caps, &problem(dtype, layout, m, n, k), None).unwrap();
+                assert_eq!(plan.kernel.name, expected, "{m}×{n}×{k}: {}", plan.reason);
+            }
+            // Never at m ≤ 64 by itself (half of each tile empty); forced, it runs.
+            let short = problem(dtype, layout, 64, 28672, 8192);
+            let plan = choose(&caps, &short, None).unwrap();
+            assert_ne!(plan.kernel.name, "v18_n128", "{}", plan.reason);
+            assert!(
+                plan.reason.contains("half of each 128-row tile"),
+                "{}",
+                plan.reason
+            );
+            assert_eq!(
+                choose(&caps, &short, Some("v18_n128")).unwrap().kernel.name,
+                "v18_n128"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_stream_k_tail_only_when_asked_for() {
     let caps = hopper();
     for dtype in [DType::F16, DType::Bf16] {
@@ -1446,13 +1496,18 @@ fn a_stream_k_tail_only_when_asked_for() {
 
 #[test]
 fn tma_boxes_are_the_geometry_modules() {
-    use gemm_geometry::{v17, v18_m64, v19};
+    use gemm_geometry::{v17, v18_m64, v18_n128, v19};
     use rust_gemm::api::dispatch::tma_boxes;
     let mut seen = 0;
     for spec in KERNELS.iter().filter(|s| s.tensor_maps) {
         let (a, b_nk, b_kn) = match (spec.name, spec.dtype) {
             ("v18", _) => (v17::A_BOX, v17::B_NK_BOX, Some(v17::B_KN_BOX)),
             ("v18_m64", _) => (v18_m64::A_BOX, v18_m64::B_NK_BOX, Some(v18_m64::B_KN_BOX)),
+            ("v18_n128", _) => (
+                v18_n128::A_BOX,
+                v18_n128::B_NK_BOX,
+                Some(v18_n128::B_KN_BOX),
+            ),
             // v19 reads B only [n, k] (a [k, n] B is copied transposed first).
             ("v19", DType::Tf32) => (v19::A_BOX, v19::B_NK_BOX, None),
             other => panic!("a TMA kernel without a geometry check: {other:?}"),
@@ -1473,5 +1528,55 @@ fn tma_boxes_are_the_geometry_modules() {
         }
         seen += 1;
     }
-    assert_eq!(seen, 10);
+    assert_eq!(seen, 14);
+}
+
+#[test]
+fn the_plan_cache_replays_equal_calls_only() {
+    use rust_gemm::api::plan_cache::{PLAN_CACHE, PlanCache};
+    let caps = hopper();
+    let mut cache = PlanCache::default();
+    let mut chosen = 0;
+    let mut plan_for = |cache: &mut PlanCache, p: &Problem, kernel: Option<&str>| {
+        cache
+            .get_or_choose(p, kernel, None, None, || {
+                chosen += 1;
+                choose(&caps, p, kernel)
+            })
+            .unwrap()
+    };
+    let p = problem(DType::F16, BLayout::Kn, 2176, 2176, 2176);
+    let first = plan_for(&mut cache, &p, None);
+    assert_eq!(plan_for(&mut cache, &p, None), first);
+    // Forced differently, or on other buffers (here: B one element further, no longer
+    // 16-byte aligned), is another call.
+    let forced = plan_for(&mut cache, &p, Some("v18"));
+    assert_eq!(forced.kernel.name, "v18");
+    let mut moved = p;
+    moved.buffers.b.0 += 2;
+    let misaligned = plan_for(&mut cache, &moved, None);
+    assert!(!misaligned.kernel.tensor_maps, "{}", misaligned.kernel.name);
+    drop(plan_for);
+    assert_eq!((chosen, cache.len()), (3, 3));
+    // Refusals are not kept; the oldest plan goes first.
+    let err = cache.get_or_choose(&p, Some("nonsense"), None, None, || {
+        choose(&caps, &p, Some("nonsense"))
+    });
+    assert!(err.is_err());
+    assert_eq!(cache.len(), 3);
+    for m in 1..=PLAN_CACHE {
+        let q = problem(DType::F16, BLayout::Kn, m, 64, 64);
+        cache
+            .get_or_choose(&q, None, None, None, || choose(&caps, &q, None))
+            .unwrap();
+    }
+    assert_eq!(cache.len(), PLAN_CACHE);
+    let mut rechosen = false;
+    cache
+        .get_or_choose(&p, None, None, None, || {
+            rechosen = true;
+            choose(&caps, &p, None)
+        })
+        .unwrap();
+    assert!(rechosen, "the first plan should have been evicted");
 }

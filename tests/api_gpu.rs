@@ -352,23 +352,14 @@ fn v18_m64_c_alignment_bf16() {
     tma_c_alignment_sweep::<half::bf16>("v18_m64", false);
 }
 
-/// The small-tile entries over more tiles than the persistent grid has blocks (two per SM),
-/// so that every block walks several tiles and the stage ring and barrier phases run on from
-/// tile to tile: ragged m, n and k, a long k, a batch, split-K, both layouts and both 16-bit
-/// types, against the f64 reference.
-fn tma_m64_many_tiles<T: GemmElement>() {
+/// A persistent TMA kernel's library entries over more tiles than its grid has blocks, so
+/// that every block walks several tiles and the stage ring and barrier phases run on from tile
+/// to tile: ragged m, n and k, a long k, a batch, split-K, both layouts (the 16-bit type `T`),
+/// against the f64 reference. `shapes` are (m, n, k, batch).
+fn tma_many_tiles<T: GemmElement>(kernel: &str, shapes: [(usize, usize, usize, usize); 3]) {
     let (stream, gemm) = open();
     let mut checks = 0;
-    // 5 × 65 = 325 tiles (n ragged); 1 × 64 = 64 tiles over k = 4096 (64 k-steps each); a batch of 3
-    // items of 3 × 41 tiles.
-    for (i, (m, n, k, batch)) in [
-        (300, 4104, 520, 1),
-        (64, 4096, 4096, 1),
-        (130, 2600, 1000, 3),
-    ]
-    .into_iter()
-    .enumerate()
-    {
+    for (i, (m, n, k, batch)) in shapes.into_iter().enumerate() {
         for layout in [BLayout::Kn, BLayout::Nk] {
             for split_k in [None, Some(3)] {
                 let v = Variant {
@@ -377,14 +368,27 @@ fn tma_m64_many_tiles<T: GemmElement>() {
                     ..plain(m, n, k, layout, false)
                 };
                 let seed = 12_000 + 10 * i as u64 + split_k.unwrap_or(1) as u64;
-                let entry = check::<T>(&stream, &gemm, v, Some("v18_m64"), seed)
-                    .unwrap_or_else(|| panic!("v18_m64 refused {v:?}"));
-                assert!(entry.starts_with("gemm_v18_m64_"), "{entry}");
+                let entry = check::<T>(&stream, &gemm, v, Some(kernel), seed)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
                 checks += 1;
             }
         }
     }
-    eprintln!("v18_m64: many-tile checks: {checks}");
+    eprintln!("{kernel}: many-tile checks: {checks}");
+}
+
+/// The small-tile entries (two blocks per SM, 264 on the H100): 5 × 65 = 325 tiles (n ragged);
+/// 1 × 64 = 64 tiles over k = 4096 (64 k-steps each); a batch of 3 items of 3 × 41 tiles.
+fn tma_m64_many_tiles<T: GemmElement>() {
+    tma_many_tiles::<T>(
+        "v18_m64",
+        [
+            (300, 4104, 520, 1),
+            (64, 4096, 4096, 1),
+            (130, 2600, 1000, 3),
+        ],
+    );
 }
 
 #[test]
@@ -397,6 +401,43 @@ fn v18_m64_many_tiles_f16() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn v18_m64_many_tiles_bf16() {
     tma_m64_many_tiles::<half::bf16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_n128_c_alignment_f16() {
+    tma_c_alignment_sweep::<half::f16>("v18_n128", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_n128_c_alignment_bf16() {
+    tma_c_alignment_sweep::<half::bf16>("v18_n128", false);
+}
+
+/// The mid-size entries (one block per SM, 132 on the H100): 3 × 65 = 195 tiles (m and n
+/// ragged); 32 tiles over k = 4096; a batch of 3 items of 3 × 21 tiles (k ragged).
+fn tma_n128_many_tiles<T: GemmElement>() {
+    tma_many_tiles::<T>(
+        "v18_n128",
+        [
+            (300, 8200, 520, 1),
+            (128, 4096, 4096, 1),
+            (260, 2600, 1000, 3),
+        ],
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_n128_many_tiles_f16() {
+    tma_n128_many_tiles::<half::f16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn v18_n128_many_tiles_bf16() {
+    tma_n128_many_tiles::<half::bf16>();
 }
 
 /// The small-tile TMA kernel with a stream-K tail (`gemm_geometry::stream_k`), against the

@@ -378,6 +378,25 @@ const fn tma_m64(entry: &'static str, dtype: DType, b_layout: BLayout) -> Kernel
     }
 }
 
+/// The mid-size entries of v18's body (`gemm_v18_n128_*`, sm_90a, fp16 and bf16): 128 × 128
+/// tiles, v18's two consumer warpgroups and producer warp, one block per SM
+/// (`gemm_geometry::v18_n128`); v18's alignment rules and tensor maps (with boxes of its
+/// tiles, [`tensor_map_views`]). It splits k only when asked: dispatch takes it where its finer
+/// waves beat v18's as v18 would run ([`mid_tiles_passed_over`]).
+const fn tma_n128(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    use geometry::v18_n128 as g;
+    KernelSpec {
+        name: "v18_n128",
+        threads: g::THREADS,
+        block_tile_m: g::BLOCK_TILE_M,
+        block_tile_n: g::BLOCK_TILE_N,
+        shared_bytes: g::SHARED_BYTES,
+        blocks_per_sm: g::MIN_BLOCKS_PER_SM,
+        auto_split: false,
+        ..tma("v18_n128", entry, dtype, b_layout, V18_N128_GFLOPS_PER_SM)
+    }
+}
+
 /// A thin-product kernel (`kernels-gpu/src/thin.rs`, geometry in `gemm_geometry::thin`): no
 /// alignment needs (each kernel takes its 16-byte loads only where the arguments allow them),
 /// compute capability 8.0. `dtype` is the call's element type (f32 and TF32 calls both run the
@@ -537,6 +556,10 @@ const V18_GFLOPS_PER_SM: u32 = 5123;
 // compute-bound 1024×8192×28672, 2 015–2 326 GFLOP/s per SM; its small tiles read twice
 // v18's bytes of shared memory per multiply-add, which caps it far below v18.
 const V18_M64_GFLOPS_PER_SM: u32 = 2300;
+// v18_n128 (128 × 128 tiles of v18's body): v18's rate times 0.865, their ratio at 4096³
+// forced on the H200 in the same build (217.9 µs against v18's 188.4, fp16,
+// `docs/results/v18-n128`, run 1): each stage's B tile serves half as many multiply-adds.
+const V18_N128_GFLOPS_PER_SM: u32 = 4400;
 // v19 (TF32 `wgmma`), the kernel alone (B `[n, k]`, no copy): 343 TFLOP/s at 4096³ through
 // the library (`docs/results/h100-tf32-wgmma`, `copy-cost`); the copy is costed apart.
 const V19_GFLOPS_PER_SM: u32 = 2600;
@@ -862,6 +885,7 @@ pub const KERNELS: &[KernelSpec] = &[
         ShapeClass::ThinN,
     ),
     tma_m64("gemm_v18_m64_f16_kn", DType::F16, BLayout::Kn),
+    tma_n128("gemm_v18_n128_f16_kn", DType::F16, BLayout::Kn),
     tma(
         "v18",
         "gemm_v18_f16_kn",
@@ -870,6 +894,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V18_GFLOPS_PER_SM,
     ),
     tma_m64("gemm_v18_m64_f16_nk", DType::F16, BLayout::Nk),
+    tma_n128("gemm_v18_n128_f16_nk", DType::F16, BLayout::Nk),
     tma(
         "v18",
         "gemm_v18_f16_nk",
@@ -878,6 +903,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V18_GFLOPS_PER_SM,
     ),
     tma_m64("gemm_v18_m64_bf16_kn", DType::Bf16, BLayout::Kn),
+    tma_n128("gemm_v18_n128_bf16_kn", DType::Bf16, BLayout::Kn),
     tma(
         "v18",
         "gemm_v18_bf16_kn",
@@ -886,6 +912,7 @@ pub const KERNELS: &[KernelSpec] = &[
         V18_GFLOPS_PER_SM,
     ),
     tma_m64("gemm_v18_m64_bf16_nk", DType::Bf16, BLayout::Nk),
+    tma_n128("gemm_v18_n128_bf16_nk", DType::Bf16, BLayout::Nk),
     tma(
         "v18",
         "gemm_v18_bf16_nk",
@@ -1169,6 +1196,29 @@ pub fn split_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, sp
     arithmetic.max(memory) + reduction
 }
 
+/// [`split_seconds`] with whole waves: the arithmetic time is that of the most tiles (or
+/// slices) any block slot runs, `⌈tiles · splits / slots⌉` of them one after another, each at
+/// the kernel's rate per block, instead of the work spread evenly over the slots. A product
+/// of 153 v18 tiles on 132 SMs then costs two tiles' time, not 1.16. Used to compare tile
+/// shapes whose waves differ in grain ([`mid_tiles_passed_over`]); the memory time and the
+/// reduction are [`split_seconds`]'s.
+pub fn wave_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, splits: u32) -> f64 {
+    let splits = splits.max(1);
+    let items = tile_count(spec, problem).saturating_mul(splits as u64);
+    let waves = items.div_ceil(block_slots(spec, caps)) as f64;
+    let slice_k = if splits > 1 {
+        geometry::split_k::slices(problem.k as u32, splits).1 as f64
+    } else {
+        problem.k as f64
+    };
+    let tile_flops = 2.0 * (spec.block_tile_m * spec.block_tile_n) as f64 * slice_k;
+    let block_flops = spec.gflops_per_sm.max(1) as f64 * 1e9 / spec.blocks_per_sm.max(1) as f64;
+    let arithmetic = waves * tile_flops / block_flops;
+    // The evenly spread arithmetic of `split_seconds` never exceeds the whole waves', so its
+    // total is the memory time plus the reduction wherever memory bounds it.
+    arithmetic.max(split_seconds(spec, caps, problem, splits))
+}
+
 /// The cost model's estimate of `spec` on `problem` run as dispatch would run it, in the
 /// slices of k [`auto_split`] chooses: `(seconds, slices)`.
 fn dispatched_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (f64, u32) {
@@ -1252,10 +1302,80 @@ fn small_tiles_passed_over(
     );
     // A tie (both bound by the same DRAM traffic in the model) goes to v18, the kernel
     // measured at every shape.
-    (own >= other).then(|| {
-        format!(
+    if own >= other {
+        return Some(format!(
             "estimated {:.1} µs in {own_splits} slice(s) of k, not less than v18's {:.1} µs \
              in {other_splits}: its 64 × 64 tiles multiply at less than half v18's rate",
+            own * 1e6,
+            other * 1e6
+        ));
+    }
+    // Against the mid-size tiles, where dispatch would take them: both in whole waves (a tie
+    // goes to `v18_n128`, the faster kernel per tile).
+    let mid = KERNELS
+        .iter()
+        .find(|s| s.name == "v18_n128" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    if refusal(mid, caps, problem).is_some() || mid_tiles_passed_over(mid, caps, problem).is_some()
+    {
+        return None;
+    }
+    let (own_waves, mid_waves) = (
+        wave_seconds(spec, caps, problem, 1),
+        wave_seconds(mid, caps, problem, 1),
+    );
+    (own_waves >= mid_waves).then(|| {
+        format!(
+            "estimated {:.1} µs in whole waves, not less than v18_n128's {:.1} µs",
+            own_waves * 1e6,
+            mid_waves * 1e6
+        )
+    })
+}
+
+/// Why dispatch passes over the mid-size kernel `v18_n128` for v18, or `None` if `spec` is not
+/// `v18_n128` or is expected to be faster. Both are costed by [`wave_seconds`], v18 in the
+/// slices of k [`auto_split`] would cut, `v18_n128` whole: its 128 × 128 tiles run at 0.865 of
+/// v18's rate and in half its grain of work, so they win where v18's last wave is mostly
+/// empty (2176³: 153 v18 tiles on 132 SMs, two waves, against 289 of its own, three half-size
+/// ones) or where v18 must split k to fill the device (256 × 8192 × 8192: 64 tiles, or 128
+/// of its own in one wave, no reduction). Never at m ≤ 64, where half of each tile's rows are
+/// empty and `v18_m64` or the thin kernels were measured faster.
+///
+/// Measured on the H200, each kernel forced over 44 probe cases (fp16, squares 512–4096,
+/// m = 64–1024 layers, ragged shapes; `docs/results/v18-n128`, run 1): with this rule and
+/// [`small_tiles_passed_over`]'s against it, dispatch takes the fastest of v18, `v18_m64` and
+/// `v18_n128` at 32 of the 40 cases all three ran. It changes the choice made before
+/// `v18_n128` existed at 13 of them, each time for a faster kernel (1.04–1.56×: squares
+/// 1152–1408 and 2176–3200, the m = 256 layers with n = 8192); the 8 it misses cost 2–33%
+/// against the fastest and keep their earlier kernel (1000³ and 1024³ `v18_m64`; 1536³,
+/// 3712³, 3840³ and the 1024 × 14336 × 4096 layers v18).
+fn mid_tiles_passed_over(
+    spec: &KernelSpec,
+    caps: &DeviceCaps,
+    problem: &Problem,
+) -> Option<String> {
+    if spec.name != "v18_n128" {
+        return None;
+    }
+    let half_tile = geometry::v18_n128::BLOCK_TILE_M as usize / 2;
+    if problem.m <= half_tile {
+        return Some(format!(
+            "m ≤ {half_tile}: at least half of each 128-row tile would be empty"
+        ));
+    }
+    let v18 = KERNELS
+        .iter()
+        .find(|s| s.name == "v18" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let v18_splits = auto_split(v18, caps, problem).0;
+    let (own, other) = (
+        wave_seconds(spec, caps, problem, 1),
+        wave_seconds(v18, caps, problem, v18_splits),
+    );
+    // A tie goes to v18, the kernel measured at every shape.
+    (own >= other).then(|| {
+        format!(
+            "estimated {:.1} µs in whole waves, not less than v18's {:.1} µs in {v18_splits} \
+             slice(s) of k",
             own * 1e6,
             other * 1e6
         )
@@ -1311,6 +1431,11 @@ fn thin_m16_passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem)
 /// cannot fill an eighth of the SMs (`thin_m16_passed_over`).
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
     if let Some(reason) = small_tiles_passed_over(spec, caps, problem) {
+        return Some(format!(
+            "{reason} (passed over, not refused: it runs when forced)"
+        ));
+    }
+    if let Some(reason) = mid_tiles_passed_over(spec, caps, problem) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
         ));
