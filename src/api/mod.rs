@@ -22,6 +22,7 @@ pub mod desc;
 pub mod dispatch;
 pub mod element;
 pub mod graph;
+pub mod plan_cache;
 pub mod problem;
 pub mod quantized;
 
@@ -87,6 +88,8 @@ pub struct Gemm {
     /// The capture in progress on the stream ([`Gemm::capture`]), if any. Every call holds it
     /// for reading from start to end, so a capture begins and ends between calls.
     capture: RwLock<Option<CaptureState>>,
+    /// The plans of recent calls ([`plan_cache`]): a repeated call skips dispatch.
+    plans: Mutex<plan_cache::PlanCache>,
 }
 
 /// What a TMA kernel's pair of tensor maps describes: element type, B layout, and each map's
@@ -125,6 +128,7 @@ impl Gemm {
             stream_k_workspace: Mutex::new(None),
             quantized_scratch: Mutex::new(Default::default()),
             capture: RwLock::new(None),
+            plans: Mutex::new(Default::default()),
         }
     }
 
@@ -226,13 +230,26 @@ impl Gemm {
                 bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
             },
         )?;
-        dispatch::choose_plan(
-            &self.caps,
-            &problem,
-            desc.kernel,
-            desc.split_k,
-            desc.stream_k,
-        )
+        self.choose_plan(&problem, desc)
+    }
+
+    /// Dispatch's plan for `problem` as `desc` forces it, from the cache of recent calls when
+    /// the same problem was planned before.
+    fn choose_plan<T: GemmElement>(
+        &self,
+        problem: &Problem,
+        desc: &MatmulDesc<'_, T>,
+    ) -> Result<Plan, GemmError> {
+        let mut plans = self.plans.lock().unwrap_or_else(|e| e.into_inner());
+        plans.get_or_choose(problem, desc.kernel, desc.split_k, desc.stream_k, || {
+            dispatch::choose_plan(
+                &self.caps,
+                problem,
+                desc.kernel,
+                desc.split_k,
+                desc.stream_k,
+            )
+        })
     }
 
     /// Queues `C = act(alpha·A·B + beta·C + bias)` as `desc` describes, on the stream. Every
@@ -283,13 +300,7 @@ impl Gemm {
                 bias: bias.zip(bias_guard.as_ref()).map(|(b, g)| (g.0, b.len())),
             },
         )?;
-        let plan = dispatch::choose_plan(
-            &self.caps,
-            &problem,
-            desc.kernel,
-            desc.split_k,
-            desc.stream_k,
-        )?;
+        let plan = self.choose_plan(&problem, desc)?;
         self.launch(call, &plan, &problem)
     }
 
