@@ -1200,7 +1200,7 @@ pub fn split_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, sp
 /// slices) any block slot runs, `⌈tiles · splits / slots⌉` of them one after another, each at
 /// the kernel's rate per block, instead of the work spread evenly over the slots. A product
 /// of 153 v18 tiles on 132 SMs then costs two tiles' time, not 1.16. Used to compare tile
-/// shapes whose waves differ in grain ([`mid_tiles_passed_over`]); the memory time and the
+/// shapes whose waves differ in grain (`mid_tiles_passed_over`); the memory time and the
 /// reduction are [`split_seconds`]'s.
 pub fn wave_seconds(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem, splits: u32) -> f64 {
     let splits = splits.max(1);
