@@ -1271,6 +1271,14 @@ fn split_refusal(
 /// m = 4096, but 0.80–0.88× at 7 of the 9 m = 256 layers; 0.97× at 8192×8192×64.
 pub const V13_VIA_KN_MIN_M: usize = 1024;
 
+/// The kernel named `name` for `spec`'s element type and B layout, if the table has one: the
+/// kernel a rule weighs `spec` against.
+fn sibling(spec: &KernelSpec, name: &str) -> Option<&'static KernelSpec> {
+    KERNELS
+        .iter()
+        .find(|s| s.name == name && s.dtype == spec.dtype && s.b_layout == spec.b_layout)
+}
+
 /// Why dispatch passes over the small-tile kernel `v18_m64` for v18, or `None` if `spec` is not
 /// `v18_m64` or is expected to be faster. Both are costed by [`split_seconds`] as dispatch
 /// would run them: v18 split in k where [`auto_split`] would split it, `v18_m64` whole (it
@@ -1293,9 +1301,7 @@ fn small_tiles_passed_over(
     if spec.name != "v18_m64" {
         return None;
     }
-    let v18 = KERNELS
-        .iter()
-        .find(|s| s.name == "v18" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let v18 = sibling(spec, "v18")?;
     let ((own, own_splits), (other, other_splits)) = (
         dispatched_seconds(spec, caps, problem),
         dispatched_seconds(v18, caps, problem),
@@ -1312,9 +1318,7 @@ fn small_tiles_passed_over(
     }
     // Against the mid-size tiles, where dispatch would take them: both in whole waves (a tie
     // goes to `v18_n128`, the faster kernel per tile).
-    let mid = KERNELS
-        .iter()
-        .find(|s| s.name == "v18_n128" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let mid = sibling(spec, "v18_n128")?;
     if refusal(mid, caps, problem).is_some() || mid_tiles_passed_over(mid, caps, problem).is_some()
     {
         return None;
@@ -1363,9 +1367,7 @@ fn mid_tiles_passed_over(
             "m ≤ {half_tile}: at least half of each 128-row tile would be empty"
         ));
     }
-    let v18 = KERNELS
-        .iter()
-        .find(|s| s.name == "v18" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let v18 = sibling(spec, "v18")?;
     let v18_splits = auto_split(v18, caps, problem).0;
     let (own, other) = (
         wave_seconds(spec, caps, problem, 1),
@@ -1615,9 +1617,7 @@ pub fn wave_fill(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> f64
 /// for 396 slots (3 blocks on each of 132 SMs) where v13 has 224 for 264; at n = 8192 it has
 /// 256 tiles that it does not split (more than half a wave) where v13 splits its 128 in two.
 fn k_major_wave_loses(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
-    let v13 = KERNELS
-        .iter()
-        .find(|s| s.name == "v13" && s.dtype == spec.dtype && s.b_layout == spec.b_layout)?;
+    let v13 = sibling(spec, "v13")?;
     let (own, v13_fill) = (
         wave_fill(spec, caps, problem),
         wave_fill(v13, caps, problem),
