@@ -1190,19 +1190,17 @@ fn split_plans_respect_their_limits_on_every_shape() {
 }
 
 #[test]
-fn one_k_tile_goes_to_v15_unless_v18_is_forced() {
-    // Measured on the H100 (docs/results/h100-split-k): 8192×8192×64 fp16, v15 72 µs, v18 162 µs.
+fn one_k_tile_goes_to_v18_which_stores_quads() {
+    // Measured on the H200 (docs/results/ragged-probe, run 1): 8192×8192×64, v18 58.8 µs (fp16)
+    // and 58.6 µs (bf16), v15 70.4 and 70.5 µs. (On the H100 before v18's quad stores, v15 won.)
     let caps = hopper();
     for dtype in [DType::F16, DType::Bf16] {
         for layout in [BLayout::Kn, BLayout::Nk] {
             let short = problem(dtype, layout, 8192, 8192, 64);
             let plan = choose(&caps, &short, None).unwrap();
-            assert_eq!(plan.kernel.name, "v15", "{}", plan.reason);
-            assert!(plan.reason.contains("one k-tile"), "{}", plan.reason);
-            let forced = choose(&caps, &short, Some("v18")).unwrap();
-            assert_eq!(forced.kernel.name, "v18");
-            let longer = problem(dtype, layout, 8192, 8192, 128);
-            assert_eq!(choose(&caps, &longer, None).unwrap().kernel.name, "v18");
+            assert_eq!(plan.kernel.name, "v18", "{}", plan.reason);
+            let forced = choose(&caps, &short, Some("v15")).unwrap();
+            assert_eq!(forced.kernel.name, "v15");
         }
     }
 }
@@ -1283,18 +1281,25 @@ fn misaligned_half_products_take_general_mma_and_aligned_ones_keep_v15() {
                 // n odd matters only for B [k, n] (v15 copies [n, k] B along k).
                 let n_odd = problem(dtype, layout, 300, 263, 264);
                 assert_eq!(v15_loads_elements(&n_odd), layout == BLayout::Kn);
-                // Aligned rows: v18 where it runs, else v15's copy path where it fits (k ≤ 64
-                // passes v18 over), else general_mma.
+                // Aligned rows: a TMA kernel (v18 or its 64- and 128-row tiles) where it runs,
+                // even at k ≤ 64 (one k-tile), else general_mma.
                 for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 64), (128, 128, 64)] {
                     let p = problem(dtype, layout, m, n, k);
                     assert!(!v15_loads_elements(&p));
                     let plan = choose(&caps, &p, None).unwrap();
-                    let expected = match (hopper, k <= 64) {
-                        (false, _) => "general_mma",
-                        (true, true) => "v15",
-                        (true, false) => "v18",
-                    };
-                    assert_eq!(plan.kernel.name, expected, "{m}×{n}×{k}: {}", plan.reason);
+                    if hopper {
+                        assert!(
+                            plan.kernel.name.starts_with("v18"),
+                            "{m}×{n}×{k}: {}",
+                            plan.reason
+                        );
+                    } else {
+                        assert_eq!(
+                            plan.kernel.name, "general_mma",
+                            "{m}×{n}×{k}: {}",
+                            plan.reason
+                        );
+                    }
                 }
             }
         }
@@ -1579,4 +1584,56 @@ fn the_plan_cache_replays_equal_calls_only() {
         })
         .unwrap();
     assert!(rechosen, "the first plan should have been evicted");
+}
+
+#[test]
+fn sixteen_row_kn_layers_take_v18_split_in_k_over_the_small_tiles() {
+    // Measured on the H200 (docs/results/ragged-probe, run 2, fp16, forced): v18 in 4 slices
+    // 52.3 µs at 16×8192×8192 and 140.4 µs at 16×8192×28672, v18_m64 59.6 and 177.4 µs. At 64
+    // rows v18_m64 stays ahead (126.6 µs against v18's 146.6 at 64×8192×28672).
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for (m, n, k) in [(16, 8192, 8192), (16, 8192, 28672), (12, 8192, 28672)] {
+            let plan = choose(&caps, &problem(dtype, BLayout::Kn, m, n, k), None).unwrap();
+            assert_eq!(plan.kernel.name, "v18", "{m}×{n}×{k}: {}", plan.reason);
+            assert!(plan.splits > 1, "{m}×{n}×{k}: {}", plan.reason);
+            assert!(plan.reason.contains("v18_m64: m ≤ 16"), "{}", plan.reason);
+        }
+        // Too few of v18's tiles, even split, to fill the device: the small tiles keep it.
+        let small = choose(&caps, &problem(dtype, BLayout::Kn, 16, 512, 512), None).unwrap();
+        assert_eq!(small.kernel.name, "v18_m64", "{}", small.reason);
+        let rows64 = choose(&caps, &problem(dtype, BLayout::Kn, 64, 8192, 28672), None).unwrap();
+        assert_eq!(rows64.kernel.name, "v18_m64", "{}", rows64.reason);
+        // Forced, v18_m64 still runs the 16-row layers.
+        let forced = choose(
+            &caps,
+            &problem(dtype, BLayout::Kn, 16, 8192, 28672),
+            Some("v18_m64"),
+        )
+        .unwrap();
+        assert_eq!(forced.kernel.name, "v18_m64");
+    }
+}
+
+#[test]
+fn few_tiles_over_a_short_k_split_into_slices_of_two_granules() {
+    // 4097×31×513: 65 tiles of 64×64. Measured on the H200 (docs/results/ragged-probe, run 1):
+    // three slices of 192 faster than two (fp16 general_mma 18.4 against 23.6 µs; f32 general
+    // 23.9 against 27.8 µs).
+    let caps = hopper();
+    for (dtype, kernel) in [
+        (DType::F16, "general_mma"),
+        (DType::Bf16, "general_mma"),
+        (DType::F32, "general"),
+    ] {
+        for layout in [BLayout::Kn, BLayout::Nk] {
+            let plan = choose(&caps, &problem(dtype, layout, 4097, 31, 513), None).unwrap();
+            assert_eq!(plan.kernel.name, kernel, "{}", plan.reason);
+            assert_eq!(
+                (plan.splits, plan.k_chunk),
+                (3, 192),
+                "{dtype:?} {layout:?}"
+            );
+        }
+    }
 }

@@ -1089,8 +1089,12 @@ pub fn reduction_entry(dtype: DType) -> &'static str {
 pub const MAX_WORKSPACE_BYTES: u64 = 256 << 20;
 
 /// Each slice of an automatic split covers at least this much of k: shorter slices spend
-/// more on filling the pipeline and on the workspace than they gain.
-pub const MIN_SLICE_K: u32 = 4 * geometry::split_k::K_GRANULE;
+/// more on filling the pipeline and on the workspace than they gain. Two granules (128): at
+/// 4097 × 31 × 513, whose 65 tiles of `general_mma` fill an eighth of an H200, three slices
+/// of 192 took 18.4–19.7 µs where two (the most that slices of at least 256 allowed) took
+/// 23.6–26.4 µs, fp16 and f32 alike (`docs/results/ragged-probe`, run 1). Only products with
+/// few tiles and k under 256 · (wave / tiles) split further than before.
+pub const MIN_SLICE_K: u32 = 2 * geometry::split_k::K_GRANULE;
 
 /// The split-K slices dispatch chooses for `spec` on `problem`: `(splits, k_chunk)`, `(1, 0)`
 /// for none. A kernel that supports split-K (and [`KernelSpec::auto_split`]) splits k when its tiles (over the batch) fill
@@ -1293,6 +1297,16 @@ fn sibling(spec: &KernelSpec, name: &str) -> Option<&'static KernelSpec> {
 /// 16-row 4096-column layers at k = 11008 and 14336, where `v18_m64` ran split in four (a
 /// split it no longer makes by itself); and 64 × 14336 × 4096, a tie in the model (both bound
 /// by DRAM), which goes to v18, 9% slower there.
+///
+/// At m ≤ 16 (B `[k, n]`: with B `[n, k]` the thin kernels take these rows), `v18_m64` yields
+/// to v18 wherever v18's tiles, split in k as [`auto_split`] cuts them, make at least three
+/// quarters of a wave: with so few rows, `v18_m64` streams B markedly slower than at m = 64
+/// (16 × 8192 × 28672: 177 µs against 127 µs at 64 rows) while v18's time hardly moves (140
+/// against 147 µs in 4 slices), so the model, which prices both by their DRAM bytes, misjudges
+/// them. On the H200 (`docs/results/ragged-probe`, run 2, fp16, each kernel forced), v18 split
+/// in 4 was faster at 16 × 8192 × 8192 (52.3 µs against 59.6) and 16 × 8192 × 28672 (140.4
+/// against 177.4), and at 16 × 11008 × 4096 they tied (43.2 µs in 2 slices against 45.7).
+/// The cause (the zero-filled rows of A's boxes are the suspect) was not established.
 fn small_tiles_passed_over(
     spec: &KernelSpec,
     caps: &DeviceCaps,
@@ -1302,6 +1316,19 @@ fn small_tiles_passed_over(
         return None;
     }
     let v18 = sibling(spec, "v18")?;
+    // At most 16 rows, where v18's slices fill most of the device: v18 measured faster whatever
+    // the model says (see the doc comment).
+    if problem.m <= geometry::thin::WIDE_MAX as usize {
+        let v18_splits = auto_split(v18, caps, problem).0;
+        let items = tile_count(v18, problem).saturating_mul(v18_splits as u64);
+        if items.saturating_mul(4) >= caps.sm_count as u64 * 3 {
+            return Some(format!(
+                "m ≤ {}: v18 in {v18_splits} slice(s) of k ({items} work items) fills the \
+                 device, and with so few rows it was measured faster",
+                geometry::thin::WIDE_MAX
+            ));
+        }
+    }
     let ((own, own_splits), (other, other_splits)) = (
         dispatched_seconds(spec, caps, problem),
         dispatched_seconds(v18, caps, problem),
@@ -1421,10 +1448,11 @@ fn thin_m16_passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem)
 /// general kernel was measured faster. v13's 32- and 64-row variants outside the shapes where
 /// they were measured faster than v13 (`v13_variant_passed_over`). The FMA `thin_n` kernel (f32, fp16, bf16) and the fp32
 /// kernel v13 (and its variants) when n ≤ 8 and k ≤ [`SHORT_K`]: the general kernel (or, for
-/// fp16/bf16, v15) is faster there. v18 (TMA, `wgmma`, persistent, fp16/bf16) when all of k fits in
-/// one of its k-tiles (k ≤ 64). Its producer warp, barriers and persistent schedule then cost more than
-/// they hide, and v15 is faster: 72 µs against v18's 162 µs at 8192×8192×64 fp16 on the H100
-/// (`docs/results/h100-split-k`, `v15-forced` and the fp16 suite, both layouts).
+/// fp16/bf16, v15) is faster there. (v18 is no longer passed over where all of k fits in one of
+/// its k-tiles, k ≤ 64: that rule was measured on the H100 before v18 stored its tiles four
+/// values at a time, 162 µs against v15's 72 µs at 8192×8192×64 fp16, `docs/results/h100-split-k`;
+/// with the quad stores v18 took 58.8 µs there and v15 70.4 µs on the H200, fp16 and bf16 alike,
+/// `docs/results/ragged-probe`.)
 ///
 /// And v19 (TF32) on B `[k, n]` where the cost model ([`split_seconds`], DRAM at its fitted rate)
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
@@ -1500,16 +1528,6 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
              slower than general_mma (passed over, not refused: it runs when forced)"
                 .to_string(),
         );
-    }
-    let one_k_tile = geometry::v17::TILE_K as usize;
-    // Only for fp16/bf16, whose alternative is v15: TF32's is v14, which v19 beats 5× even
-    // there (8192×8192×64: 0.86 of cuBLAS TF32 against v14's 0.18, `h100-tf32-wgmma`).
-    let half = matches!(spec.dtype, DType::F16 | DType::Bf16);
-    if half && spec.grid == GridKind::Persistent && problem.k <= one_k_tile {
-        return Some(format!(
-            "k ≤ {one_k_tile} is one k-tile, where v15 was measured faster (passed over, \
-             not refused: it runs when forced)"
-        ));
     }
     if spec.transposes_b()
         && spec.dtype == DType::F32
