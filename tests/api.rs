@@ -481,6 +481,15 @@ fn thin_products_go_to_the_thin_kernels() {
                 ] {
                     let p = problem(dtype, layout, m, n, k);
                     let plan = choose(&caps, &p, None).unwrap();
+                    if short_thin_n(&p) && p.m.div_ceil(256) * p.batch * 2 >= caps.sm_count {
+                        // The short-rows kernel, where its blocks fill half the SMs.
+                        assert_eq!(
+                            plan.kernel.name, "thin_n_rows",
+                            "{m}×{n}×{k}: {}",
+                            plan.reason
+                        );
+                        continue;
+                    }
                     if short_thin_n(&p) {
                         // Measured faster there: general (f32) or v15/v18 (fp16, bf16).
                         assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
@@ -790,11 +799,16 @@ fn thin_kernels_come_first_in_every_list() {
                     "thin_m16_mma",
                     "thin_n_mma",
                     "thin_m",
+                    "thin_n_rows",
                     "thin_n",
                 ],
-                (DType::F16 | DType::Bf16, BLayout::Kn) => &["thin_m_mma", "thin_m", "thin_n"],
-                (_, BLayout::Nk) => &["thin_m", "thin_m16", "thin_n"],
-                _ => &["thin_m", "thin_n"],
+                (DType::F16 | DType::Bf16, BLayout::Kn) => {
+                    &["thin_m_mma", "thin_m", "thin_n_rows", "thin_n"]
+                }
+                (DType::Tf32, BLayout::Nk) => &["thin_m", "thin_m16", "thin_n"],
+                (DType::Tf32, BLayout::Kn) => &["thin_m", "thin_n"],
+                (_, BLayout::Nk) => &["thin_m", "thin_m16", "thin_n_rows", "thin_n"],
+                _ => &["thin_m", "thin_n_rows", "thin_n"],
             };
             assert_eq!(
                 &names[..thin.len()],
@@ -1635,5 +1649,55 @@ fn few_tiles_over_a_short_k_split_into_slices_of_two_granules() {
                 "{dtype:?} {layout:?}"
             );
         }
+    }
+}
+
+#[test]
+fn few_columns_over_a_short_k_take_the_short_rows_kernel() {
+    for caps in [hopper(), ampere()] {
+        for dtype in [DType::F32, DType::F16, DType::Bf16] {
+            for layout in [BLayout::Kn, BLayout::Nk] {
+                // 17 elements a row: no 16-byte rows, so no tensor-core thin kernel either.
+                let short = choose(&caps, &problem(dtype, layout, 65537, 3, 17), None).unwrap();
+                assert_eq!(short.kernel.name, "thin_n_rows", "{}", short.reason);
+                assert_eq!(short.grid.0, 65537u32.div_ceil(256));
+                let long = problem(dtype, layout, 65537, 3, 300);
+                let plan = choose(&caps, &long, None).unwrap();
+                assert_ne!(plan.kernel.name, "thin_n_rows", "{}", plan.reason);
+                assert!(
+                    plan.reason.contains("thin_n_rows: k > 256"),
+                    "{}",
+                    plan.reason
+                );
+                // Forced, it runs any k.
+                let forced = choose(&caps, &long, Some("thin_n_rows")).unwrap();
+                assert_eq!(forced.kernel.name, "thin_n_rows");
+            }
+        }
+        // Too few blocks (4097 rows: 17 of 256): the general kernels, as before.
+        for dtype in [DType::F32, DType::F16, DType::Bf16] {
+            let few = choose(&caps, &problem(dtype, BLayout::Kn, 4097, 5, 100), None).unwrap();
+            assert!(few.kernel.name.starts_with("general"), "{}", few.reason);
+            assert!(
+                few.reason.contains("thin_n_rows: its blocks"),
+                "{}",
+                few.reason
+            );
+        }
+        // fp16/bf16 with B [n, k] and aligned rows: thin_n_mma yields at k ≤ 32 only.
+        for dtype in [DType::F16, DType::Bf16] {
+            let rows32 = choose(&caps, &problem(dtype, BLayout::Nk, 1_000_000, 4, 32), None);
+            assert_eq!(rows32.unwrap().kernel.name, "thin_n_rows");
+            let rows64 = choose(&caps, &problem(dtype, BLayout::Nk, 65537, 3, 64), None);
+            assert_eq!(rows64.unwrap().kernel.name, "thin_n_mma");
+        }
+        // TF32 calls keep the exact FMA thin_n (the short-rows kernel has no TF32 entries).
+        let tf32 = choose(
+            &caps,
+            &problem(DType::Tf32, BLayout::Kn, 65537, 3, 17),
+            None,
+        )
+        .unwrap();
+        assert_ne!(tf32.kernel.name, "thin_n_rows");
     }
 }

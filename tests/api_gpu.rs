@@ -759,8 +759,9 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
                 assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
                 checks += 1;
             }
-            // Dispatch picks the thin kernel by itself, except thin_n at short k (not TF32),
-            // which it passes over for a tiled kernel (`dispatch::passed_over`).
+            // Dispatch picks the thin kernel by itself, except the FMA thin_n at short k (not
+            // TF32), which it passes over for the short-rows kernel where its blocks fill half
+            // the SMs, else for a tiled kernel (`dispatch::passed_over`).
             let chosen = check::<T>(&stream, &gemm, base, None, seed).expect("dispatch runs");
             if m > 8 && k <= rust_gemm::api::dispatch::SHORT_K && !tf32 && kernel != "thin_m16" {
                 assert!(
@@ -1037,7 +1038,7 @@ fn thin_sanitizer_subset() {
     let (stream, gemm) = open();
     let both = [BLayout::Kn, BLayout::Nk];
     type Shapes = &'static [(usize, usize, usize)];
-    let cases: [(&str, &[BLayout], Shapes); 6] = [
+    let cases: [(&str, &[BLayout], Shapes); 7] = [
         (
             "thin_m_mma",
             &both,
@@ -1059,6 +1060,11 @@ fn thin_sanitizer_subset() {
             &[(8, 100, 1000), (3, 33, 40), (1, 70, 512)],
         ),
         ("thin_n", &both, &[(1000, 8, 40), (33, 5, 100)]),
+        (
+            "thin_n_rows",
+            &both,
+            &[(1000, 8, 40), (300, 3, 17), (33, 5, 100)],
+        ),
         (
             "thin_m16",
             &[BLayout::Nk],
@@ -1315,6 +1321,16 @@ fn thin_n_f32() {
 
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_n_rows_every_type() {
+    // The short-rows kernel forced over the thin_n sweep (k up to 4097, past the slices of 32,
+    // and every epilogue variant), in each element type (it has no TF32 entries).
+    thin_sweep::<f32>("thin_n_rows", false);
+    thin_sweep::<half::f16>("thin_n_rows", false);
+    thin_sweep::<half::bf16>("thin_n_rows", false);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_n_f16() {
     thin_sweep::<half::f16>("thin_n", false);
 }
@@ -1398,6 +1414,8 @@ fn thin_runs_are_bit_identical_for<T: GemmElement>() {
         ("thin_m", (1, 4096, 4096)),
         ("thin_n", (2999, 8, 8191)),
         ("thin_n", (4096, 1, 4096)),
+        ("thin_n_rows", (2999, 8, 200)),
+        ("thin_n_rows", (65537, 3, 17)),
     ] {
         for layout in [BLayout::Kn, BLayout::Nk] {
             // thin_m16 is the f32 kernel for B [n, k] only.
@@ -1438,7 +1456,11 @@ fn thin_runs_are_bit_identical() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_beta_zero_never_reads_c_and_nan_inputs_propagate() {
     let (stream, gemm) = open();
-    for (kernel, (m, n, k)) in [("thin_m", (5, 90, 33)), ("thin_n", (70, 5, 33))] {
+    for (kernel, (m, n, k)) in [
+        ("thin_m", (5, 90, 33)),
+        ("thin_n", (70, 5, 33)),
+        ("thin_n_rows", (70, 5, 33)),
+    ] {
         for layout in [BLayout::Kn, BLayout::Nk] {
             // A NaN in row 2 of A, C full of NaN, beta 0: only row 2 of C is NaN.
             let mut a_host = vec![0.5f32; m * k];

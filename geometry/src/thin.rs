@@ -198,6 +198,25 @@ pub const fn kn_column_warps_of_grid(n: u32, grid_x: u32) -> u32 {
     warps
 }
 
+/// Rows of A (and of C) per block of the short-rows body (`thin_n` with a short k,
+/// `kernels-gpu/src/thin_rows.rs`, entries `gemm_thin_n_rows_<dtype>_<blayout>`): one per
+/// thread. The dot-rows body gives each warp two rows of A and spreads a row's 16-byte chunks
+/// over the lanes, so at k = 17 (a row of 68 bytes in f32) most lanes have nothing to read;
+/// here the block stages its rows' slice of k in shared memory with whole warps on one row at
+/// a time, and each thread then walks its own row.
+pub const ROWS_PER_BLOCK: u32 = THREADS;
+/// Columns of A (k) per staged slice of the short-rows body: one per lane of a warp's load.
+pub const ROWS_SLICE_K: u32 = 32;
+/// f32 words of one staged row of A: the slice and one word of padding, so that thread `t`
+/// reading word `kk` of its row (bank `(33·t + kk) mod 32`) meets no other lane's bank.
+pub const ROWS_TILE_ROW_FLOATS: u32 = ROWS_SLICE_K + 1;
+/// Dynamic shared memory of the short-rows body: the block's rows of A for one slice of k,
+/// then the slice's rows of B as `[k][THIN_MAX]` f32 (zeros past n and k).
+pub const ROWS_SHARED_BYTES: u32 =
+    (ROWS_PER_BLOCK * ROWS_TILE_ROW_FLOATS + ROWS_SLICE_K * THIN_MAX) * 4;
+/// The `min_blocks` of the short-rows entries' launch bounds (at most 128 registers).
+pub const ROWS_MIN_BLOCKS_PER_SM: u32 = 2;
+
 /// Elements of `element_bytes` bytes per 16-byte chunk.
 pub const fn chunk_elements(element_bytes: u32) -> u32 {
     CHUNK_BYTES / element_bytes
@@ -228,6 +247,10 @@ const _: () = {
     // The FMA dot-rows body holds at most 16 small rows and 4 streamed rows per lane.
     assert!(WIDE_MAX <= 16 && WIDE_DOT_ROWS_PER_WARP <= 4);
     assert!(MMA_WIDE_DOT_SHARED_BYTES <= 48 * 1024);
+    // The short-rows body: a warp stages one row's slice per load (a lane per column), B's
+    // slice is one (k, column) pair per thread, and every thread owns one row.
+    assert!(ROWS_SLICE_K == 32 && ROWS_SLICE_K * THIN_MAX == THREADS && ROWS_PER_BLOCK == THREADS);
+    assert!(ROWS_SHARED_BYTES <= 48 * 1024);
 };
 
 #[cfg(test)]
@@ -245,6 +268,7 @@ mod tests {
         assert_eq!(KN_SHARED_BYTES, 16_384 + 16_384);
         assert_eq!(MMA_DOT_SHARED_BYTES, 4096);
         assert_eq!(MMA_KN_SHARED_BYTES, 8192 + 8192);
+        assert_eq!(ROWS_SHARED_BYTES, 256 * 33 * 4 + 32 * 8 * 4);
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub mod stream_k;
 pub mod tensor_core;
 pub mod thin;
 pub mod thin_mma;
+pub mod thin_rows;
 pub mod tile_order;
 #[cfg(target_feature = "sm_90a")]
 pub mod tma;

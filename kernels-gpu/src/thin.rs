@@ -129,7 +129,7 @@ pub(crate) unsafe fn load_cached(at: u64) -> [u32; 4] {
 
 /// An element type of the thin kernels: how a 16-byte chunk widens to f32, and one element's
 /// load.
-trait ThinElement: Element {
+pub(crate) trait ThinElement: Element {
     /// Elements per 16-byte chunk.
     const CHUNK: u32;
     /// The chunk's elements widened to f32 (the first [`ThinElement::CHUNK`]; the rest 0).

@@ -476,6 +476,36 @@ const fn thin(
     }
 }
 
+/// A short-rows thin kernel (`kernels-gpu/src/thin_rows.rs`, geometry in
+/// `gemm_geometry::thin`, `ROWS_*`): n ≤ [`THIN_MAX`](gemm_geometry::thin::THIN_MAX), one row
+/// of A per thread, k staged in slices of 32; no alignment needs, compute capability 8.0.
+/// Listed before the FMA `thin_n` kernel; [`passed_over`] keeps it to k ≤ [`SHORT_K`].
+const fn thin_rows(entry: &'static str, dtype: DType, b_layout: BLayout) -> KernelSpec {
+    use geometry::thin;
+    KernelSpec {
+        name: "thin_n_rows",
+        entry,
+        dtype,
+        b_layout,
+        arch: Arch::Sm80,
+        row_alignment: 0,
+        aligned: AlignedMatrices::All,
+        tensor_maps: false,
+        threads: thin::THREADS,
+        block_tile_m: thin::ROWS_PER_BLOCK,
+        block_tile_n: thin::THIN_MAX,
+        shared_bytes: thin::ROWS_SHARED_BYTES,
+        grid: GridKind::Thin,
+        shape: ShapeClass::ThinN,
+        split_k: false,
+        auto_split: false,
+        stream_k: false,
+        blocks_per_sm: thin::ROWS_MIN_BLOCKS_PER_SM,
+        copies_b_transposed: false,
+        gflops_per_sm: 0,
+    }
+}
+
 /// A tensor-core thin-product kernel (`kernels-gpu/src/thin_mma.rs`, geometry in
 /// `gemm_geometry::thin`, `MMA_*`): fp16 and bf16, rows of A and B on 16-byte boundaries (C
 /// is stored element by element), compute capability 8.0. Listed before the FMA thin kernels
@@ -602,6 +632,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Kn,
         ShapeClass::ThinM,
     ),
+    thin_rows("gemm_thin_n_rows_f32_kn", DType::F32, BLayout::Kn),
     thin(
         "gemm_thin_n_f32_kn",
         DType::F32,
@@ -620,6 +651,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::WideThinM,
     ),
+    thin_rows("gemm_thin_n_rows_f32_nk", DType::F32, BLayout::Nk),
     thin(
         "gemm_thin_n_f32_nk",
         DType::F32,
@@ -800,6 +832,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Kn,
         ShapeClass::ThinM,
     ),
+    thin_rows("gemm_thin_n_rows_f16_kn", DType::F16, BLayout::Kn),
     thin(
         "gemm_thin_n_f16_kn",
         DType::F16,
@@ -830,6 +863,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinM,
     ),
+    thin_rows("gemm_thin_n_rows_f16_nk", DType::F16, BLayout::Nk),
     thin(
         "gemm_thin_n_f16_nk",
         DType::F16,
@@ -848,6 +882,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Kn,
         ShapeClass::ThinM,
     ),
+    thin_rows("gemm_thin_n_rows_bf16_kn", DType::Bf16, BLayout::Kn),
     thin(
         "gemm_thin_n_bf16_kn",
         DType::Bf16,
@@ -878,6 +913,7 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Nk,
         ShapeClass::ThinM,
     ),
+    thin_rows("gemm_thin_n_rows_bf16_nk", DType::Bf16, BLayout::Nk),
     thin(
         "gemm_thin_n_bf16_nk",
         DType::Bf16,
@@ -1440,6 +1476,62 @@ fn thin_m16_passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem)
     })
 }
 
+/// Whether the short-rows kernel `thin_n_rows` fills enough of the device for `problem`: its
+/// blocks (one per [`ROWS_PER_BLOCK`](gemm_geometry::thin::ROWS_PER_BLOCK) rows of A, over
+/// the batch) number at least half the SMs.
+fn short_rows_fill(caps: &DeviceCaps, problem: &Problem) -> bool {
+    let blocks = problem
+        .m
+        .div_ceil(geometry::thin::ROWS_PER_BLOCK as usize)
+        .saturating_mul(problem.batch);
+    blocks.saturating_mul(2) >= caps.sm_count
+}
+
+/// The longest k at which the tensor-core `thin_n_mma` yields to `thin_n_rows` (fp16/bf16, B
+/// `[n, k]`, rows on 16-byte boundaries): with 32 elements a row, 1 000 000 × 4 × 32 took
+/// 271 µs on `thin_n_mma` and 143–146 µs on `thin_n_rows` on the H200; at k = 64 they tied
+/// (65537 × 3 × 64: 25.9–27.2 against 23.1–25.1 µs) and at k = 256 `thin_n_mma` was 2.4×
+/// faster (`docs/results/ragged-probe`, run 3).
+pub const SHORT_ROWS_OVER_MMA_K: usize = 32;
+
+/// Why dispatch passes over the short-rows kernel `thin_n_rows`, or `thin_n_mma` for it, or
+/// `None`. Measured on the H200 (`docs/results/ragged-probe`, run 3; fp16 and bf16 alike):
+/// one row per thread and k in staged slices of 32, it ran 65537 × 3 × 17 in 12.0–13.4 µs
+/// where the general kernel took 25.5–27.1 µs (cuBLAS 17.5–20.1), and beat the general kernel
+/// at every k ≤ 256 with 257 blocks or more (65537 × 3 × 256: 69–73 against 106–110 µs); each
+/// slice costs it some 8 µs at full occupancy, so at k = 256 it stays at 0.53–0.61× cuBLAS.
+/// With 17 blocks (4097 × 5 × 100) the general kernel was faster (15.6–17.2 against
+/// 19.6–21.0 µs). So: not at k > [`SHORT_K`] (not measured), nor where its blocks fill less
+/// than half the SMs (the boundary lies between the 17 and 257 blocks measured); and
+/// `thin_n_mma` yields to it at k ≤ [`SHORT_ROWS_OVER_MMA_K`].
+fn short_rows_passed_over(
+    spec: &KernelSpec,
+    caps: &DeviceCaps,
+    problem: &Problem,
+) -> Option<String> {
+    match spec.name {
+        "thin_n_rows" if problem.k > SHORT_K => Some(format!(
+            "k > {SHORT_K}: its rows were measured only up to k = {SHORT_K}"
+        )),
+        "thin_n_rows" if !short_rows_fill(caps, problem) => Some(format!(
+            "its blocks of {} rows fill less than half of the {} SMs, where the general \
+             kernel was measured faster",
+            geometry::thin::ROWS_PER_BLOCK,
+            caps.sm_count
+        )),
+        "thin_n_mma"
+            if problem.k <= SHORT_ROWS_OVER_MMA_K
+                && short_rows_fill(caps, problem)
+                && sibling(spec, "thin_n_rows").is_some() =>
+        {
+            Some(format!(
+                "k ≤ {SHORT_ROWS_OVER_MMA_K}: thin_n_rows was measured faster on rows this short"
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// Why dispatch, choosing by itself, passes over `spec` for `problem` although it could run
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
@@ -1490,6 +1582,11 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
         );
     }
     if let Some(reason) = v13_variant_passed_over(spec, caps, problem) {
+        return Some(format!(
+            "{reason} (passed over, not refused: it runs when forced)"
+        ));
+    }
+    if let Some(reason) = short_rows_passed_over(spec, caps, problem) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
         ));
