@@ -1476,15 +1476,11 @@ fn thin_m16_passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem)
     })
 }
 
-/// Whether the short-rows kernel `thin_n_rows` fills enough of the device for `problem`: its
-/// blocks (one per [`ROWS_PER_BLOCK`](gemm_geometry::thin::ROWS_PER_BLOCK) rows of A, over
+/// Whether the short-rows kernel `rows` fills enough of the device for `problem`: its blocks
+/// (its tiles: one per [`ROWS_PER_BLOCK`](gemm_geometry::thin::ROWS_PER_BLOCK) rows of A, over
 /// the batch) number at least half the SMs.
-fn short_rows_fill(caps: &DeviceCaps, problem: &Problem) -> bool {
-    let blocks = problem
-        .m
-        .div_ceil(geometry::thin::ROWS_PER_BLOCK as usize)
-        .saturating_mul(problem.batch);
-    blocks.saturating_mul(2) >= caps.sm_count
+fn short_rows_fill(rows: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> bool {
+    tile_count(rows, problem).saturating_mul(2) >= caps.sm_count as u64
 }
 
 /// The longest k at which the tensor-core `thin_n_mma` yields to `thin_n_rows` (fp16/bf16, B
@@ -1513,7 +1509,7 @@ fn short_rows_passed_over(
         "thin_n_rows" if problem.k > SHORT_K => Some(format!(
             "k > {SHORT_K}: its rows were measured only up to k = {SHORT_K}"
         )),
-        "thin_n_rows" if !short_rows_fill(caps, problem) => Some(format!(
+        "thin_n_rows" if !short_rows_fill(spec, caps, problem) => Some(format!(
             "its blocks of {} rows fill less than half of the {} SMs, where the general \
              kernel was measured faster",
             geometry::thin::ROWS_PER_BLOCK,
@@ -1521,8 +1517,8 @@ fn short_rows_passed_over(
         )),
         "thin_n_mma"
             if problem.k <= SHORT_ROWS_OVER_MMA_K
-                && short_rows_fill(caps, problem)
-                && sibling(spec, "thin_n_rows").is_some() =>
+                && sibling(spec, "thin_n_rows")
+                    .is_some_and(|rows| short_rows_fill(rows, caps, problem)) =>
         {
             Some(format!(
                 "k ≤ {SHORT_ROWS_OVER_MMA_K}: thin_n_rows was measured faster on rows this short"
@@ -1552,17 +1548,16 @@ fn short_rows_passed_over(
 /// And the wide FMA thin kernel `thin_m16` where its 16-byte loads are not legal or its grid
 /// cannot fill an eighth of the SMs (`thin_m16_passed_over`).
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
-    if let Some(reason) = small_tiles_passed_over(spec, caps, problem) {
-        return Some(format!(
-            "{reason} (passed over, not refused: it runs when forced)"
-        ));
-    }
-    if let Some(reason) = mid_tiles_passed_over(spec, caps, problem) {
-        return Some(format!(
-            "{reason} (passed over, not refused: it runs when forced)"
-        ));
-    }
-    if let Some(reason) = thin_m16_passed_over(spec, caps, problem) {
+    // The rules that each weigh one kernel (by name) against another, in turn; none of them
+    // names a kernel the ones below name, so their order among those does not matter.
+    type Rule = fn(&KernelSpec, &DeviceCaps, &Problem) -> Option<String>;
+    let rules: [Rule; 4] = [
+        small_tiles_passed_over,
+        mid_tiles_passed_over,
+        thin_m16_passed_over,
+        short_rows_passed_over,
+    ];
+    if let Some(reason) = rules.iter().find_map(|rule| rule(spec, caps, problem)) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
         ));
@@ -1582,11 +1577,6 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
         );
     }
     if let Some(reason) = v13_variant_passed_over(spec, caps, problem) {
-        return Some(format!(
-            "{reason} (passed over, not refused: it runs when forced)"
-        ));
-    }
-    if let Some(reason) = short_rows_passed_over(spec, caps, problem) {
         return Some(format!(
             "{reason} (passed over, not refused: it runs when forced)"
         ));
