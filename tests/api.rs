@@ -842,7 +842,7 @@ fn thin_kernels_come_first_in_every_list() {
 fn expected_v13(caps: &DeviceCaps, p: &Problem) -> &'static str {
     use rust_gemm::api::dispatch::{V13_M64_SHORT_K, V13_VIA_KN_MIN_M};
     let k_major = p.b_layout == BLayout::Nk && p.b_rows_aligned_to(16);
-    if rust_gemm::api::dispatch::small_f32_product(p) {
+    if rust_gemm::api::dispatch::small_f32_product(p) || unaligned_nk_general(p) {
         "general"
     } else if p.b_layout == BLayout::Nk && p.m >= V13_VIA_KN_MIN_M && p.k > V13_M64_SHORT_K {
         "v13_m64_via_kn"
@@ -858,6 +858,46 @@ fn expected_v13(caps: &DeviceCaps, p: &Problem) -> &'static str {
         "v13_m64"
     } else {
         "v13"
+    }
+}
+
+/// Whether `p` has B `[n, k]` on rows off 16-byte boundaries, at most
+/// `UNALIGNED_NK_GENERAL_MAX_M` rows and at least `UNALIGNED_NK_GENERAL_MIN_N` columns, where
+/// the general kernel beat every v13 variant.
+fn unaligned_nk_general(p: &Problem) -> bool {
+    p.b_layout == BLayout::Nk
+        && !p.b_rows_aligned_to(16)
+        && p.m <= rust_gemm::api::dispatch::UNALIGNED_NK_GENERAL_MAX_M
+        && p.n >= rust_gemm::api::dispatch::UNALIGNED_NK_GENERAL_MIN_N
+}
+
+/// Exact f32 with B `[n, k]` whose rows are not 16-byte aligned (k odd here), the K-major
+/// entries refused: the general kernel up to 128 rows from 4096 columns, as measured on the
+/// H200 (`docs/results/ragged-probe`, run 6), v13 above; B `[k, n]`, aligned rows and narrower
+/// products keep their kernels.
+#[test]
+fn unaligned_nk_f32_with_few_rows_takes_the_general_kernel() {
+    for ((m, n, k), layout, expected) in [
+        ((33, 8191, 1025), BLayout::Nk, "general"), // 55 µs against v13_m64's 68–69
+        ((64, 8191, 1025), BLayout::Nk, "general"), // 59 against 79–83
+        ((100, 8191, 1025), BLayout::Nk, "general"), // 86 against v13's 106
+        ((128, 4096, 1023), BLayout::Nk, "general"), // 57 against 63–68
+        ((200, 8191, 1025), BLayout::Nk, "v13"),    // 149 against 163
+        ((256, 2048, 2049), BLayout::Nk, "v13"),    // 89–91 against 100
+        ((33, 8191, 1025), BLayout::Kn, "v13_m64"),
+        ((33, 8192, 1024), BLayout::Nk, "v13_m64_kmajor"),
+        ((17, 17, 65537), BLayout::Nk, "v13_m32"), // narrower than measured
+    ] {
+        let p = problem(DType::F32, layout, m, n, k);
+        let plan = choose(&hopper(), &p, None).unwrap();
+        assert_eq!(plan.kernel.name, expected, "{m}×{n}×{k}: {}", plan.reason);
+        if expected == "general" {
+            assert!(
+                plan.reason.contains("on rows not 16-byte aligned"),
+                "{}",
+                plan.reason
+            );
+        }
     }
 }
 
@@ -956,6 +996,10 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                 }
                 let name = expected_v13(&caps, &p);
                 assert_eq!(plan.kernel.name, name, "{m}×{n}×{k}: {}", plan.reason);
+                if name == "general" {
+                    // Unaligned B [n, k] with few rows: tested above.
+                    continue;
+                }
                 let (rows, threads) = match name {
                     "v13_m32" | "v13_m32_kmajor" => (M32_BLOCK_TILE_M, M32_THREADS),
                     "v13_m64" | "v13_m64_via_kn" | "v13_m64_kmajor" => {

@@ -166,7 +166,7 @@ fn check<T: GemmElement>(
         c: &c064[c_offset..],
         bias: v.bias.then(|| &bias64[v.offset..]),
     };
-    let (expected, magnitude) = reference(&case);
+    let (expected, magnitude) = memoized_reference::<T>(&case, v, seed);
     let dtype = if v.tf32 { DType::Tf32 } else { T::DTYPE };
     assert!(
         out[..c_offset] == c064[..c_offset],
@@ -195,6 +195,34 @@ fn check<T: GemmElement>(
     } else {
         Some(plan.kernel.entry.to_string())
     }
+}
+
+/// [`reference`] for `case`, which `check` built from `v` and `seed` with elements `T`: the
+/// sweeps check the same inputs with every kernel and slice count, so the product is computed
+/// once per (element type, variant without its forced split or stream-K, seed) and kept for
+/// the next checks (a few dozen at most).
+fn memoized_reference<T: GemmElement>(case: &Case, v: Variant, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    type Products = std::collections::HashMap<String, (Vec<f64>, Vec<f64>)>;
+    thread_local! {
+        static PRODUCTS: std::cell::RefCell<Products> = Default::default();
+    }
+    let inputs = Variant {
+        split_k: None,
+        stream_k: None,
+        ..v
+    };
+    let key = format!("{} {inputs:?} {seed}", std::any::type_name::<T>());
+    PRODUCTS.with_borrow_mut(|products| {
+        if let Some(product) = products.get(&key) {
+            return product.clone();
+        }
+        if products.len() >= 48 {
+            products.clear();
+        }
+        let product = reference(case);
+        products.insert(key, product.clone());
+        product
+    })
 }
 
 fn shapes() -> Vec<(usize, usize, usize)> {

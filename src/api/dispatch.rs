@@ -1671,6 +1671,9 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
 ///   against 856), and slower at 256×8192×8192 (0.86×) and 256×4096×14336 (0.98×); in run 3's
 ///   suite also at 256×14336×4096 (1099 µs against v13's 859 in the suite before) and
 ///   256×8192×28672, where its 64-row tiles fill 57–65% of its block slots and v13's 85–97%.
+/// * None of them with B `[n, k]` on rows that are not 16-byte aligned at m ≤
+///   [`UNALIGNED_NK_GENERAL_MAX_M`] and n ≥ [`UNALIGNED_NK_GENERAL_MIN_N`]: the general kernel
+///   was faster there.
 fn v13_variant_passed_over(
     spec: &KernelSpec,
     caps: &DeviceCaps,
@@ -1686,6 +1689,19 @@ fn v13_variant_passed_over(
     {
         return Some(reason);
     }
+    if spec.dtype == DType::F32
+        && spec.b_layout == BLayout::Nk
+        && matches!(spec.name, "v13" | "v13_m64" | "v13_m32")
+        && problem.m <= UNALIGNED_NK_GENERAL_MAX_M
+        && problem.n >= UNALIGNED_NK_GENERAL_MIN_N
+        && sibling(spec, "v13_m64_kmajor").is_some_and(|k_major| !k_major.rows_aligned(problem))
+    {
+        return Some(format!(
+            "m ≤ {UNALIGNED_NK_GENERAL_MAX_M} and n ≥ {UNALIGNED_NK_GENERAL_MIN_N} with B \
+             [n, k] on rows not 16-byte aligned (the K-major entries cannot copy them): the \
+             general kernel was measured faster"
+        ));
+    }
     match name {
         "v13_m32" if problem.m > rows => {
             Some(format!("m > {rows}: v13_m64 or v13 was measured faster"))
@@ -1699,6 +1715,22 @@ fn v13_variant_passed_over(
         _ => None,
     }
 }
+
+/// The most rows at which an exact-f32 product with B `[n, k]` whose rows are not 16-byte
+/// aligned (k not a multiple of 4, so the K-major entries are refused) goes to the general
+/// kernel instead of v13 or its variants, which transpose B in 4-byte copies. Measured on the
+/// H200 (`docs/results/ragged-probe`, run 6, each kernel forced at the same shapes): the general
+/// kernel took 52–59 µs at m = 17, 33 and 64 × 8191 × 1025 where the best v13 variant took
+/// 58–79, 85 against 106 at m = 100, 95–99 against 111–112 at 33 and 64 × 4096 × 4097, 85
+/// against 104 at 33 × 16384 × 1025, 57 against 63 at 128 × 4096 × 1023; above, v13 won at
+/// 200 × 8191 × 1025 (149 against 163), 256 × 2048 × 2049 (89–91 against 100) and
+/// 1000 × 1000 × 1001 (83 against 87), and the general kernel at 512 × 1024 × 1025 (59
+/// against 61–67) by less.
+pub const UNALIGNED_NK_GENERAL_MAX_M: usize = 128;
+/// The fewest columns at which [`UNALIGNED_NK_GENERAL_MAX_M`]'s rule applies: the narrowest
+/// product measured (n = 4096). Narrower ones, such as 17×17×65537 (v13_m32 at 0.99× cuBLAS
+/// in the suite), keep v13's variants.
+pub const UNALIGNED_NK_GENERAL_MIN_N: usize = 4096;
 
 /// How much faster `v13_m64_kmajor` runs a tile than v13 runs it from B `[n, k]` (transposing
 /// B in 4-byte copies), block slot for block slot: 1.0–1.3× at the four m = 256 `[n, k]`

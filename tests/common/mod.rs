@@ -130,33 +130,65 @@ pub fn activate(activation: Option<Activation>, x: f64) -> f64 {
 
 /// The expected C (same layout and length as `case.c`, untouched elements kept) and, per
 /// element, the magnitude the error is measured against: `|alpha|·Σ|a·b| + |beta·c| + |bias|`.
+/// The rows of C are shared among the machine's cores; each element is summed over k in order
+/// on one thread, so the result does not depend on how many there are.
 pub fn reference(case: &Case) -> (Vec<f64>, Vec<f64>) {
     let mut out = case.c.to_vec();
     let mut magnitude = vec![0.0; case.c.len()];
-    for z in 0..case.batch {
-        let (oa, ob, oc) = (z * case.strides.0, z * case.strides.1, z * case.strides.2);
-        for i in 0..case.m {
-            for j in 0..case.n {
-                let (mut sum, mut abs) = (0.0, 0.0);
-                for l in 0..case.k {
-                    let a = case.a[oa + i * case.lda + l];
-                    let b = match case.b_layout {
-                        BLayout::Kn => case.b[ob + l * case.ldb + j],
-                        BLayout::Nk => case.b[ob + j * case.ldb + l],
-                    };
-                    sum += a * b;
-                    abs += (a * b).abs();
-                }
-                let at = oc + i * case.ldc + j;
-                let old = if case.beta != 0.0 { case.c[at] } else { 0.0 };
-                let bias = case.bias.map_or(0.0, |b| b[j]);
-                let x = case.alpha * sum + case.beta * old + bias;
-                out[at] = activate(case.activation, x);
-                magnitude[at] = case.alpha.abs() * abs + (case.beta * old).abs() + bias.abs();
-            }
-        }
+    let rows: Vec<(usize, usize)> = (0..case.batch)
+        .flat_map(|z| (0..case.m).map(move |i| (z, i)))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let per_thread = rows.len().div_ceil(threads).max(1);
+    // Each thread returns (offset of the row in C, its values, their magnitudes).
+    let done: Vec<(usize, Vec<f64>, Vec<f64>)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = rows
+            .chunks(per_thread)
+            .map(|chunk| {
+                scope.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|&(z, i)| row(case, z, i))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("reference thread"))
+            .collect()
+    });
+    for (at, values, magnitudes) in done {
+        out[at..at + case.n].copy_from_slice(&values);
+        magnitude[at..at + case.n].copy_from_slice(&magnitudes);
     }
     (out, magnitude)
+}
+
+/// Row `i` of batch item `z` of [`reference`]: its offset in C, values and magnitudes.
+fn row(case: &Case, z: usize, i: usize) -> (usize, Vec<f64>, Vec<f64>) {
+    let (oa, ob, oc) = (z * case.strides.0, z * case.strides.1, z * case.strides.2);
+    let first = oc + i * case.ldc;
+    let (mut values, mut magnitudes) = (Vec::with_capacity(case.n), Vec::with_capacity(case.n));
+    for j in 0..case.n {
+        let (mut sum, mut abs) = (0.0, 0.0);
+        for l in 0..case.k {
+            let a = case.a[oa + i * case.lda + l];
+            let b = match case.b_layout {
+                BLayout::Kn => case.b[ob + l * case.ldb + j],
+                BLayout::Nk => case.b[ob + j * case.ldb + l],
+            };
+            sum += a * b;
+            abs += (a * b).abs();
+        }
+        let at = first + j;
+        let old = if case.beta != 0.0 { case.c[at] } else { 0.0 };
+        let bias = case.bias.map_or(0.0, |b| b[j]);
+        let x = case.alpha * sum + case.beta * old + bias;
+        values.push(activate(case.activation, x));
+        magnitudes.push(case.alpha.abs() * abs + (case.beta * old).abs() + bias.abs());
+    }
+    (first, values, magnitudes)
 }
 
 /// Unit roundoff of the output's element type.
