@@ -537,7 +537,17 @@ fn thin_products_go_to_the_thin_kernels() {
                                     dtype.label(),
                                     layout.label()
                                 );
-                                assert_eq!(plan.reason, fastest);
+                                // The f32 column-slices kernel splits k where its column
+                                // blocks fill at most half the device (`thin_split`).
+                                if plan.splits > 1 {
+                                    assert!(
+                                        plan.reason.starts_with(&format!("{fastest}; k split")),
+                                        "{}",
+                                        plan.reason
+                                    );
+                                } else {
+                                    assert_eq!(plan.reason, fastest);
+                                }
                             } else if m > 8 {
                                 // thin_m_mma or thin_m passed over.
                                 assert!(
@@ -859,6 +869,51 @@ fn expected_v13(caps: &DeviceCaps, p: &Problem) -> &'static str {
     } else {
         "v13"
     }
+}
+
+/// The f32 column-slices thin kernel (`thin_m`, B `[k, n]`) splits k where its column blocks
+/// fill at most half of its block slots, in slices of at least `THIN_MIN_SLICE_K` rows; other
+/// element types split only when asked.
+#[test]
+fn thin_column_slices_split_k_where_their_blocks_leave_the_device_half_idle() {
+    use rust_gemm::api::dispatch::THIN_MIN_SLICE_K;
+    let caps = hopper();
+    for (dtype, (m, n, k), splits) in [
+        (DType::F32, (1, 4096, 4096), 2),  // 128 blocks for 264 slots
+        (DType::F32, (8, 4096, 14336), 2), // the same blocks, longer k
+        (DType::Tf32, (1, 4096, 4096), 2), // the same exact f32 entry
+        (DType::F32, (1, 2048, 4096), 4),  // 64 blocks
+        (DType::F32, (1, 1024, 2048), 2),  // 32 blocks, but only two slices of 1024
+        (DType::F32, (1, 4096, 1024), 1),  // k too short for two slices
+        (DType::F32, (1, 8192, 8192), 1),  // 256 blocks: more than half
+    ] {
+        let p = problem(dtype, BLayout::Kn, m, n, k);
+        let plan = choose(&caps, &p, None).unwrap();
+        assert_eq!(plan.kernel.name, "thin_m", "{m}×{n}×{k}");
+        assert_eq!(plan.splits, splits, "{m}×{n}×{k}: {}", plan.reason);
+        assert!(plan.splits == 1 || plan.k_chunk >= THIN_MIN_SLICE_K);
+        assert_eq!(plan.grid.2, splits, "{m}×{n}×{k}");
+        if splits > 1 {
+            assert!(
+                plan.reason.contains("column blocks would fill"),
+                "{}",
+                plan.reason
+            );
+        }
+    }
+    // fp16 on rows off 16-byte boundaries runs the same body: it splits when asked only.
+    let mut r = request(DType::F16, 1, 4095, 4096);
+    r.lds = (None, Some(4095), None);
+    let p = validate(&r, buffers(4096, 4096 * 4095, 4095)).unwrap();
+    let plan = choose(&caps, &p, None).unwrap();
+    assert_eq!(
+        (plan.kernel.name, plan.splits),
+        ("thin_m", 1),
+        "{}",
+        plan.reason
+    );
+    let forced = choose_split(&caps, &p, Some("thin_m"), Some(3)).unwrap();
+    assert_eq!((forced.splits, forced.grid.2), (3, 3));
 }
 
 /// Whether `p` has B `[n, k]` on rows off 16-byte boundaries, at most
@@ -1184,9 +1239,9 @@ fn a_forced_split_is_made_refused_or_passed_over() {
     );
     // A kernel that cannot split k, forced with a split, is refused with the reason.
     let thin = problem(DType::F16, BLayout::Kn, 4, 4096, 4096);
-    let err = choose_split(&caps, &thin, Some("thin_m"), Some(4)).unwrap_err();
+    let err = choose_split(&caps, &thin, Some("thin_m_mma"), Some(4)).unwrap_err();
     assert!(
-        matches!(&err, GemmError::KernelRefused { kernel: "thin_m", reason } if reason.contains("split")),
+        matches!(&err, GemmError::KernelRefused { kernel: "thin_m_mma", reason } if reason.contains("split")),
         "{err}"
     );
     // general_mma splits where v18 refuses the product and v15 would load it element by

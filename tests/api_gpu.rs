@@ -1058,7 +1058,7 @@ fn v13_k_major_f32() {
 
 /// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
 /// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes; the FMA
-/// kernels in f32 too. Small enough for compute-sanitizer's racecheck (`--kernel-regex
+/// kernels in f32 too; `thin_m` with B `[k, n]` split in k. Small enough for compute-sanitizer's racecheck (`--kernel-regex
 /// kns=thin_`), and with no cuBLAS in the process.
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
@@ -1118,6 +1118,20 @@ fn thin_sanitizer_subset() {
                 }
             }
         }
+    }
+    // The column-slices body split in k (its slices into the workspace, then the reduction).
+    for (i, (m, n, k, slices)) in [(8, 100, 1000, 3), (1, 70, 1537, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let v = Variant {
+            split_k: Some(slices),
+            ..everything_on(plain(m, n, k, BLayout::Kn, false), i)
+        };
+        let seed = 9100 + i as u64;
+        check::<f32>(&stream, &gemm, v, Some("thin_m"), seed).expect("runs");
+        check::<half::f16>(&stream, &gemm, v, Some("thin_m"), seed).expect("runs");
+        check::<half::bf16>(&stream, &gemm, v, Some("thin_m"), seed).expect("runs");
     }
 }
 
@@ -1431,6 +1445,72 @@ fn c_bits<T: GemmElement>(
         .iter()
         .map(|x| x.to_f64())
         .collect()
+}
+
+/// The column-slices thin kernel (`thin_m`, B `[k, n]`) split in k, forced with several slice
+/// counts on plain, everything-on and ragged variants (partial column chunks, k past whole
+/// steps, slices of unequal length), against the f64 reference; a split run twice gives the
+/// same bits; and dispatch splits the f32 matrix–vector product 1 × 4096 × 4096 by itself.
+fn thin_m_kn_split_for<T: GemmElement>() {
+    let (stream, gemm) = open();
+    let mut ran = std::collections::BTreeMap::<String, usize>::new();
+    for (i, (m, n, k)) in [
+        (1, 4096, 4096),
+        (3, 129, 2000),
+        (8, 300, 1025),
+        (1, 1, 1000),
+        (5, 4097, 1537),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let seed = 7100 + i as u64;
+        let base = plain(m, n, k, BLayout::Kn, false);
+        for v in [base, everything_on(base, i), ragged_everything(base, i)] {
+            for slices in [2, 3, 5, 64] {
+                let v = Variant {
+                    split_k: Some(slices),
+                    ..v
+                };
+                let entry = check::<T>(&stream, &gemm, v, Some("thin_m"), seed)
+                    .unwrap_or_else(|| panic!("thin_m refused {v:?}"));
+                assert!(entry.starts_with("gemm_thin_m_"), "{entry}");
+                *ran.entry(entry).or_default() += 1;
+            }
+        }
+        let forced = Variant {
+            split_k: Some(3),
+            ..base
+        };
+        let first = run_bits::<T>(&stream, &gemm, forced, seed).expect("a kernel splits it");
+        let second = run_bits::<T>(&stream, &gemm, forced, seed).expect("ran before");
+        assert!(
+            first == second,
+            "{forced:?}: a split product changed between runs"
+        );
+    }
+    if T::DTYPE == DType::F32 {
+        let chosen = check::<T>(
+            &stream,
+            &gemm,
+            plain(1, 4096, 4096, BLayout::Kn, false),
+            None,
+            7199,
+        )
+        .expect("dispatch runs");
+        assert_eq!(chosen, "gemm_thin_m_f32_kn in 2 slices");
+        *ran.entry(format!("{chosen} (dispatch)")).or_default() += 1;
+    }
+    eprintln!("{:?}: thin_m split checks: {ran:?}", T::DTYPE);
+    assert!(ran.keys().any(|entry| entry.contains("slices")));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
+fn thin_m_kn_split_every_type() {
+    thin_m_kn_split_for::<f32>();
+    thin_m_kn_split_for::<half::f16>();
+    thin_m_kn_split_for::<half::bf16>();
 }
 
 /// Two runs of the same thin call give the same bits: every reduction has a fixed order.

@@ -16,7 +16,7 @@
 //!   time, transposed to `[column][k]` f32 rows in shared memory ([`STAGED_SHARED_BYTES`]).
 //! * **column slices** (`thin_m` with B `[k, n]`): B's rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] 16-byte column chunks of B (`KN_CHUNKS · 16 / element bytes`
-//!   columns of C) and all of k, cut into [`KN_K_SLICES`] interleaved slices, one per group of
+//!   columns of C) and all of k (or, split in k, one slice of it), cut into [`KN_K_SLICES`] interleaved slices, one per group of
 //!   [`KN_CHUNKS`] threads: a warp load reads 4 rows × 128 bytes (one whole cache line per
 //!   row), and few columns per block keep the grid large. Each thread keeps [`KN_UNROLL`] rows
 //!   of B in flight, two blocks per SM in fp32 ([`kn_min_blocks_per_sm`]); each lane loads

@@ -20,7 +20,9 @@
 //!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a
 //!   warp load covers 4 rows × 128 bytes, a whole cache line of each. The 32 slices' partial
 //!   sums are reduced by shuffles within each warp, then across the warps in shared memory, in
-//!   a fixed order. (Narrower rows stream B slower on the H100: 32 bytes per row, 16 rows per
+//!   a fixed order. It supports split-K ([`crate::split_k`]): slices of k along grid z, raw
+//!   sums into the workspace, the reduction kernel finishing them, for layers whose column
+//!   blocks are fewer than the device's block slots. (Narrower rows stream B slower on the H100: 32 bytes per row, 16 rows per
 //!   warp load, took the fp32 m = 1 and m = 8 LLM layers 1.06–1.62× as long as 64 bytes
 //!   (`docs/results/v13-short-m`, run 11), and 64 bytes, at one block per SM, reached 38–78%
 //!   of the copy bandwidth where 128 bytes, at two, reach 84–100% at the 70B layers
@@ -40,7 +42,8 @@
 //! [`gemm_geometry::thin::kn_block_columns`] columns of C per block; the others
 //! [`DOT_ROWS_PER_BLOCK`] rows of the streamed operand per block, the wide entry
 //! [`WIDE_DOT_ROWS_PER_BLOCK`]), y = 1, z = min(batch,
-//! 65 535) (a block walks x and z in grid-sized steps); dynamic shared memory
+//! 65 535) (thin_m `[k, n]` under split-K: min(splits·batch, 65 535)) (a block walks x and z
+//! in grid-sized steps); dynamic shared memory
 //! [`KN_SHARED_BYTES`] (thin_m `[k, n]`), [`STAGED_SHARED_BYTES`] (thin_n `[k, n]`), 0 (the
 //! others). Preconditions: `m, n, k, batch ≥ 1`; `m ≤ THIN_MAX` for `thin_m` (`m ≤ WIDE_MAX`
 //! for the wide entry), `n ≤ THIN_MAX` for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
@@ -51,6 +54,7 @@ use crate::device::{
 };
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue;
+use crate::split_k;
 use core::arch::asm;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
@@ -696,10 +700,20 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL
 /// lane writes a buffer only after the barrier that every lane reaches after its reads of that
 /// buffer two steps earlier.
 ///
+/// Split-K ([`crate::split_k`]): with `args.splits > 1` the block walks the virtual items
+/// (slices of k of every batch item) along grid z instead of the batch items, and stores each
+/// item's raw fp32 sums into the workspace; the reduction kernel adds the slices in a fixed
+/// order and applies the epilogue. Where n has fewer column blocks than the device has block
+/// slots (fp32 at n = 4096: 128 blocks for 264 slots), the slices fill the SMs that whole
+/// columns of k leave idle. `SPLIT` must be [`split_k::is_split`]`(args)`
+/// ([`column_slices_entry`] picks it).
+///
 /// # Safety
-/// As [`dot_rows`], with `m ≤ THIN_MAX` and [`KN_SHARED_BYTES`] of dynamic shared memory.
+/// As [`dot_rows`], with `m ≤ THIN_MAX` and [`KN_SHARED_BYTES`] of dynamic shared memory;
+/// under split-K the grid's z walks [`split_k::items`] and `args.workspace` holds
+/// `splits·batch·m·n` fp32 (see [`crate::split_k`]).
 #[inline(always)]
-unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
+unsafe fn column_slices<E: ThinElement, const SPLIT: bool>(args: &GemmArgs) {
     let v = E::CHUNK;
     let bytes = E::BYTES as u64;
     let thread = thread_x();
@@ -711,8 +725,16 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
         + lane % KN_SLICES_PER_WARP
         + KN_K_SLICES * (lane / KN_SLICES_PER_WARP);
     let a_source = slice % KN_SLICES_PER_WARP;
-    let (m, n, k) = (args.m, args.n, args.k);
-    let vector = rows_aligned(args.b, k, args.ldb, args.stride_b, args.batch, E::BYTES);
+    let (m, n) = (args.m, args.n);
+    // A slice of k starts on a whole row of B, so B's rows keep the alignment they have.
+    let vector = rows_aligned(
+        args.b,
+        args.k,
+        args.ldb,
+        args.stride_b,
+        args.batch,
+        E::BYTES,
+    );
     let block_columns = KN_CHUNKS * v;
     let groups = n.div_ceil(block_columns);
     let ldb_bytes = args.ldb as u64 * bytes;
@@ -722,11 +744,13 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
     let a_slot = unsafe { partials.add((KN_PARTIALS + warp * KN_A_SLOT) as usize) };
     let mut buffer = 0;
 
-    let mut z = block_z();
-    while z < args.batch {
-        let a_item = args.a + z as u64 * args.stride_a * bytes;
-        let b_item = args.b + z as u64 * args.stride_b * bytes;
-        let c_item = args.c + z as u64 * args.stride_c * bytes;
+    let mut zz = block_z();
+    while zz < split_k::items(args) {
+        // The virtual item's A and B from its first row of k, its length of k, and where it
+        // writes (C, or its matrix of the workspace).
+        let item = split_k::item_operands::<E, false, SPLIT>(args, zz);
+        let target = split_k::item_target::<E, SPLIT>(args, zz);
+        let (a_item, b_item, k) = (item.a as u64, item.b as u64, item.k);
         let mut group = block_x();
         while group < groups {
             // < n + 64 ≤ 2³¹ + 63: no wrap.
@@ -833,15 +857,39 @@ unsafe fn column_slices<E: ThinElement>(args: &GemmArgs) {
                         // SAFETY: inside KN_SHARED_BYTES, written before the barrier.
                         sum += unsafe { *partials.add(at as usize) };
                     });
-                    // SAFETY: i < m and col < n.
-                    unsafe { store::<E>(args, c_item, i, col, sum) };
+                    if target.partial {
+                        let at = target.at + (i as u64 * target.ld as u64 + col as u64) * 4;
+                        // SAFETY: element (i, col) of the item's dense m × n fp32 matrix in
+                        // the workspace (i < m, col < n).
+                        unsafe { (at as *mut f32).write(sum) };
+                    } else {
+                        // SAFETY: i < m and col < n, in the item's batch item of C.
+                        unsafe { store::<E>(args, target.at, i, col, sum) };
+                    }
                 }
             });
             // The partials are read before the next group's are written.
             sync_threads();
             group += grid_dim_x();
         }
-        z += grid_dim_z();
+        zz += grid_dim_z();
+    }
+}
+
+/// [`column_slices`] with `SPLIT` as the arguments ask (each copy folds its choice of target
+/// away, as the general kernels' split bodies do).
+///
+/// # Safety
+/// As [`column_slices`].
+#[inline(always)]
+unsafe fn column_slices_entry<E: ThinElement>(args: &GemmArgs) {
+    // SAFETY: the caller's contract; SPLIT is is_split(args).
+    unsafe {
+        if split_k::is_split(args) {
+            column_slices::<E, true>(args)
+        } else {
+            column_slices::<E, false>(args)
+        }
     }
 }
 
@@ -946,19 +994,19 @@ thin_entry!(
     gemm_thin_m_f32_kn,
     "m ≤ 8, f32, B [k, n]",
     kn_min_blocks_per_sm(4),
-    |args| column_slices::<f32>(args)
+    |args| column_slices_entry::<f32>(args)
 );
 thin_entry!(
     gemm_thin_m_f16_kn,
     "m ≤ 8, fp16, B [k, n]",
     kn_min_blocks_per_sm(2),
-    |args| column_slices::<F16>(args)
+    |args| column_slices_entry::<F16>(args)
 );
 thin_entry!(
     gemm_thin_m_bf16_kn,
     "m ≤ 8, bf16, B [k, n]",
     kn_min_blocks_per_sm(2),
-    |args| column_slices::<Bf16>(args)
+    |args| column_slices_entry::<Bf16>(args)
 );
 thin_entry!(gemm_thin_m_f32_nk, "m ≤ 8, f32, B [n, k]", |args| {
     dot_rows::<f32, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)

@@ -414,6 +414,7 @@ const fn thin(
     };
     // The dot-rows body serves every pair but thin_m with B [k, n] (column slices).
     let dot_blocks = thin::MIN_BLOCKS_PER_SM;
+    let column_slices = matches!(shape, ShapeClass::ThinM) && matches!(b_layout, BLayout::Kn);
     let (name, block_tile_m, block_tile_n, shared_bytes, blocks_per_sm) = match (shape, b_layout) {
         (ShapeClass::ThinN, BLayout::Kn) => (
             "thin_n",
@@ -467,8 +468,10 @@ const fn thin(
         shared_bytes,
         grid: GridKind::Thin,
         shape,
-        split_k: false,
-        auto_split: false,
+        // Only the column-slices body (thin_m, B [k, n]) splits k; dispatch splits it by
+        // itself for f32 and TF32 calls only (measured there), see `thin_split`.
+        split_k: column_slices,
+        auto_split: column_slices && element_bytes == 4,
         stream_k: false,
         blocks_per_sm,
         copies_b_transposed: false,
@@ -1147,6 +1150,9 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
     {
         return (1, 0);
     }
+    if spec.grid == GridKind::Thin {
+        return thin_split(spec, caps, problem);
+    }
     let tiles = tile_count(spec, problem);
     let wave = block_slots(spec, caps);
     if tiles == 0 || tiles * 2 > wave {
@@ -1166,6 +1172,32 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
         (1, 0)
     }
 }
+
+/// [`auto_split`] for the thin column-slices kernel (`thin_m`, B `[k, n]`, f32): where its
+/// column blocks (over the batch) fill at most half of its block slots, k is cut into as many
+/// slices as fill them (at most one per [`THIN_MIN_SLICE_K`] rows of k), so that the SMs that
+/// whole columns of k would leave idle stream B too. Its blocks are bound by memory, not by
+/// arithmetic, so the FLOP-based cost model of the tiled kernels does not apply. At 1 × 4096 ×
+/// k in f32 it has 128 blocks for the H100's and H200's 264 slots: two slices.
+fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, u32) {
+    let blocks = tile_count(spec, problem);
+    let slots = block_slots(spec, caps);
+    if blocks == 0 || blocks * 2 > slots {
+        return (1, 0);
+    }
+    let wanted = (slots / blocks).min(problem.k as u64 / THIN_MIN_SLICE_K as u64);
+    let (splits, k_chunk) = geometry::split_k::slices(problem.k as u32, wanted as u32);
+    if splits > 1 && split_refusal(spec, caps, problem, splits).is_none() {
+        (splits, k_chunk)
+    } else {
+        (1, 0)
+    }
+}
+
+/// The fewest rows of k in a slice of [`thin_split`]: four of the column-slices body's steps
+/// of k (`gemm_geometry::thin::KN_STEP_K`, 256 rows), so that a slice's loads are mostly
+/// whole steps and its reduction is small beside its stream of B.
+pub const THIN_MIN_SLICE_K: u32 = 4 * geometry::thin::KN_STEP_K;
 
 /// The device's block slots for `spec`: SMs times the blocks of it that fit on one SM (at
 /// least 1 each), the blocks that run at once: one wave of its tiles, and the grid of its
@@ -2059,14 +2091,24 @@ pub fn choose_plan(
     let Some(grid) = split_grid(plan.kernel, caps, problem, splits) else {
         return Ok(plan);
     };
-    let reason = format!(
-        "{}; k split into {splits} slices of {k_chunk} (its tiles alone would fill less than \
-         half of the device's {} SMs; estimated {:.1} µs instead of {:.1} µs)",
-        plan.reason,
-        caps.sm_count,
-        1e6 * split_seconds(plan.kernel, caps, problem, splits),
-        1e6 * split_seconds(plan.kernel, caps, problem, 1)
-    );
+    let reason = if plan.kernel.grid == GridKind::Thin {
+        format!(
+            "{}; k split into {splits} slices of {k_chunk} (its {} column blocks would fill at \
+             most half of its {} block slots)",
+            plan.reason,
+            tile_count(plan.kernel, problem),
+            block_slots(plan.kernel, caps)
+        )
+    } else {
+        format!(
+            "{}; k split into {splits} slices of {k_chunk} (its tiles alone would fill less \
+             than half of the device's {} SMs; estimated {:.1} µs instead of {:.1} µs)",
+            plan.reason,
+            caps.sm_count,
+            1e6 * split_seconds(plan.kernel, caps, problem, splits),
+            1e6 * split_seconds(plan.kernel, caps, problem, 1)
+        )
+    };
     Ok(Plan {
         grid,
         splits,
