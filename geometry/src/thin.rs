@@ -16,8 +16,8 @@
 //!   time, transposed to `[column][k]` f32 rows in shared memory ([`STAGED_SHARED_BYTES`]).
 //! * **column slices** (`thin_m` with B `[k, n]`): B's rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] 16-byte column chunks of B (`KN_CHUNKS · 16 / element bytes`
-//!   columns of C) and all of k (or, split in k, one slice of it), cut into [`KN_K_SLICES`] interleaved slices, one per group of
-//!   [`KN_CHUNKS`] threads: a warp load reads 4 rows × 128 bytes (one whole cache line per
+//!   columns of C) and all of k (or, split in k, one slice of it), cut into [`KN_K_SLICES`]
+//!   interleaved slices, one per group of [`KN_CHUNKS`] threads: a warp load reads 4 rows × 128 bytes (one whole cache line per
 //!   row), and few columns per block keep the grid large. Each thread keeps [`KN_UNROLL`] rows
 //!   of B in flight, two blocks per SM in fp32 ([`kn_min_blocks_per_sm`]); each lane loads
 //!   one column of A per step of [`KN_STEP_K`] rows and the warp shares them through its own
@@ -29,8 +29,8 @@
 //!   bandwidth at the large layers and 128 bytes 92–98%; 256 and 512 bytes leave too few
 //!   blocks unless k is split.
 //!
-//! Every reduction has a fixed order (no atomics, no cross-block sums), so results are
-//! bit-identical from run to run. The device code and the host (dispatch's grid) read these
+//! Every reduction has a fixed order (no atomics; across blocks only the split-K reduction of
+//! the column slices, in slice order), so results are bit-identical from run to run. The device code and the host (dispatch's grid) read these
 //! constants, so they cannot disagree.
 
 /// The most rows of C (`thin_m`) or columns of C (`thin_n`) these kernels serve.

@@ -16,7 +16,8 @@
 //!   entry (`thin_m16`, 9 ≤ m ≤ [`WIDE_MAX`], B `[n, k]`) runs the same body with
 //!   [`WIDE_DOT_ROWS_PER_WARP`] rows per warp and all 16 sums per row.
 //! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
-//!   owns [`KN_CHUNKS`] (8) 16-byte column chunks and all of k; thread `t` reads chunk `t % 8`
+//!   owns [`KN_CHUNKS`] (8) 16-byte column chunks and all of k (one slice of it under
+//!   split-K); thread `t` reads chunk `t % 8`
 //!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a
 //!   warp load covers 4 rows × 128 bytes, a whole cache line of each. The 32 slices' partial
 //!   sums are reduced by shuffles within each warp, then across the warps in shared memory, in
@@ -28,8 +29,8 @@
 //!   of the copy bandwidth where 128 bytes, at two, reach 84–100% at the 70B layers
 //!   (`docs/results/thin-kn-rows`).)
 //!
-//! Results are bit-identical from run to run: no atomics, no reduction across blocks, every
-//! sum taken in one order.
+//! Results are bit-identical from run to run: no atomics, no reduction across blocks but the
+//! split-K reduction of the column slices (slice by slice), every sum taken in one order.
 //!
 //! Alignment: none required. Each kernel decides from its arguments whether its 16-byte loads
 //! are legal (base address, leading dimension and, with batch > 1, batch stride of every

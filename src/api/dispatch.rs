@@ -171,7 +171,7 @@ pub struct KernelSpec {
     /// Its arithmetic rate per SM, in GFLOP/s, measured at 4096³ on the H100 (the ladder's
     /// table: the rate over 132 SMs), counting every multiply-add of its full tiles: what
     /// [`auto_split`]'s cost model divides the work by. 0 where the model is not used (the
-    /// thin kernels never split).
+    /// thin kernels: the one that splits k is split by `thin_split`'s count of its blocks).
     pub gflops_per_sm: u32,
 }
 
