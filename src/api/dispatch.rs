@@ -1194,7 +1194,7 @@ fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, 
     }
 }
 
-/// The fewest rows of k in a slice of [`thin_split`]: four of the column-slices body's steps
+/// The fewest rows of k in a slice of `thin_split`: four of the column-slices body's steps
 /// of k (`gemm_geometry::thin::KN_STEP_K`, 256 rows), so that a slice's loads are mostly
 /// whole steps and its reduction is small beside its stream of B.
 pub const THIN_MIN_SLICE_K: u32 = 4 * geometry::thin::KN_STEP_K;
