@@ -1058,8 +1058,8 @@ fn v13_k_major_f32() {
 
 /// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
 /// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes; the FMA
-/// kernels in f32 too; `thin_m` with B `[k, n]` split in k. Small enough for compute-sanitizer's racecheck (`--kernel-regex
-/// kns=thin_`), and with no cuBLAS in the process.
+/// kernels in f32 too; `thin_m` with B `[k, n]` split in k. Small enough for
+/// compute-sanitizer's racecheck (`--kernel-regex kns=thin_`), and with no cuBLAS in the process.
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_sanitizer_subset() {

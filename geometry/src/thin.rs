@@ -17,10 +17,10 @@
 //! * **column slices** (`thin_m` with B `[k, n]`): B's rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] 16-byte column chunks of B (`KN_CHUNKS · 16 / element bytes`
 //!   columns of C) and all of k (or, split in k, one slice of it), cut into [`KN_K_SLICES`]
-//!   interleaved slices, one per group of [`KN_CHUNKS`] threads: a warp load reads 4 rows × 128 bytes (one whole cache line per
-//!   row), and few columns per block keep the grid large. Each thread keeps [`KN_UNROLL`] rows
-//!   of B in flight, two blocks per SM in fp32 ([`kn_min_blocks_per_sm`]); each lane loads
-//!   one column of A per step of [`KN_STEP_K`] rows and the warp shares them through its own
+//!   interleaved slices, one per group of [`KN_CHUNKS`] threads: a warp load reads 4 rows ×
+//!   128 bytes (one whole cache line per row), and few columns per block keep the grid large.
+//!   Each thread keeps [`KN_UNROLL`] rows of B in flight, two blocks per SM in fp32
+//!   ([`kn_min_blocks_per_sm`]); each lane loads one column of A per step of [`KN_STEP_K`] rows and the warp shares them through its own
 //!   slot of shared memory, and the slices' partial sums are reduced by warp shuffles and then
 //!   across warps in shared memory ([`KN_SHARED_BYTES`]), always in the same order. The
 //!   width of a block's rows was measured on the H100 (fp32, m = 1 and 8, the suite's nine
@@ -30,8 +30,8 @@
 //!   blocks unless k is split.
 //!
 //! Every reduction has a fixed order (no atomics; across blocks only the split-K reduction of
-//! the column slices, in slice order), so results are bit-identical from run to run. The device code and the host (dispatch's grid) read these
-//! constants, so they cannot disagree.
+//! the column slices, in slice order), so results are bit-identical from run to run. The
+//! device code and the host (dispatch's grid) read these constants, so they cannot disagree.
 
 /// The most rows of C (`thin_m`) or columns of C (`thin_n`) these kernels serve.
 pub const THIN_MAX: u32 = 8;

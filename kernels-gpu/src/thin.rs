@@ -17,14 +17,15 @@
 //!   [`WIDE_DOT_ROWS_PER_WARP`] rows per warp and all 16 sums per row.
 //! * `column_slices`: `thin_m` with B `[k, n]`, whose rows are contiguous along n. A block
 //!   owns [`KN_CHUNKS`] (8) 16-byte column chunks and all of k (one slice of it under
-//!   split-K); thread `t` reads chunk `t % 8`
-//!   of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in flight, two blocks per SM in fp32), so a
+//!   split-K); thread `t` reads chunk `t % 8` of rows `t / 8 + 32·s` ([`KN_UNROLL`] rows in
+//!   flight, two blocks per SM in fp32), so a
 //!   warp load covers 4 rows × 128 bytes, a whole cache line of each. The 32 slices' partial
 //!   sums are reduced by shuffles within each warp, then across the warps in shared memory, in
 //!   a fixed order. It supports split-K ([`crate::split_k`]): slices of k along grid z, raw
 //!   sums into the workspace, the reduction kernel finishing them, for layers whose column
-//!   blocks are fewer than the device's block slots. (Narrower rows stream B slower on the H100: 32 bytes per row, 16 rows per
-//!   warp load, took the fp32 m = 1 and m = 8 LLM layers 1.06–1.62× as long as 64 bytes
+//!   blocks are fewer than the device's block slots. (Narrower rows stream B slower on the
+//!   H100: 32 bytes per row, 16 rows per warp load, took the fp32 m = 1 and m = 8 LLM layers
+//!   1.06–1.62× as long as 64 bytes
 //!   (`docs/results/v13-short-m`, run 11), and 64 bytes, at one block per SM, reached 38–78%
 //!   of the copy bandwidth where 128 bytes, at two, reach 84–100% at the 70B layers
 //!   (`docs/results/thin-kn-rows`).)
