@@ -871,11 +871,12 @@ fn expected_v13(caps: &DeviceCaps, p: &Problem) -> &'static str {
     }
 }
 
-/// The f32 column-slices thin kernel (`thin_m`, B `[k, n]`) splits k where its column blocks
-/// fill at most half of its block slots, in slices of at least `THIN_MIN_SLICE_K` rows; other
-/// element types split only when asked.
+/// The thin kernels with B `[k, n]`, `thin_m` (f32, TF32) and `thin_m_mma` (fp16, bf16), split
+/// k where their column blocks fill at most half of their block slots, in slices of at least
+/// `THIN_MIN_SLICE_K` rows; `thin_m` in fp16 (rows off 16-byte boundaries) splits only when
+/// asked.
 #[test]
-fn thin_column_slices_split_k_where_their_blocks_leave_the_device_half_idle() {
+fn thin_kn_kernels_split_k_where_their_blocks_leave_the_device_half_idle() {
     use rust_gemm::api::dispatch::THIN_MIN_SLICE_K;
     let caps = hopper();
     for (dtype, (m, n, k), splits) in [
@@ -886,10 +887,26 @@ fn thin_column_slices_split_k_where_their_blocks_leave_the_device_half_idle() {
         (DType::F32, (1, 1024, 2048), 2),  // 32 blocks, but only two slices of 1024
         (DType::F32, (1, 4096, 1024), 1),  // k too short for two slices
         (DType::F32, (1, 8192, 8192), 1),  // 256 blocks: more than half
+        // thin_m_mma: blocks of one warp's 32 columns up to n = 4096, then wider ones
+        // (kn_column_warps) that keep at least 128 blocks.
+        (DType::F16, (1, 4096, 4096), 1), // 128 blocks of one column warp: measured slower split
+        (DType::Bf16, (8, 4096, 14336), 1), // the same blocks
+        (DType::Bf16, (8, 8192, 28672), 2), // 128 blocks of two
+        (DType::F16, (1, 8192, 8192), 2), // the same blocks
+        (DType::F16, (1, 2048, 4096), 4), // 64 blocks of one
+        (DType::Bf16, (4, 1024, 16384), 8), // 32 blocks of one
+        (DType::F16, (1, 4096, 1024), 1), // k too short for two slices
+        (DType::F16, (1, 11008, 4096), 1), // 172 blocks of two: more than half
+        (DType::Bf16, (1, 28672, 8192), 1), // 224 blocks of four
     ] {
         let p = problem(dtype, BLayout::Kn, m, n, k);
         let plan = choose(&caps, &p, None).unwrap();
-        assert_eq!(plan.kernel.name, "thin_m", "{m}×{n}×{k}");
+        let kernel = if dtype.bytes() == 2 {
+            "thin_m_mma"
+        } else {
+            "thin_m"
+        };
+        assert_eq!(plan.kernel.name, kernel, "{m}×{n}×{k}");
         assert_eq!(plan.splits, splits, "{m}×{n}×{k}: {}", plan.reason);
         assert!(plan.splits == 1 || plan.k_chunk >= THIN_MIN_SLICE_K);
         assert_eq!(plan.grid.2, splits, "{m}×{n}×{k}");
@@ -1237,8 +1254,9 @@ fn a_forced_split_is_made_refused_or_passed_over() {
         choose_split(&caps, &small, None, Some(1)).unwrap().splits,
         1
     );
-    // A kernel that cannot split k, forced with a split, is refused with the reason.
-    let thin = problem(DType::F16, BLayout::Kn, 4, 4096, 4096);
+    // A kernel that cannot split k, forced with a split, is refused with the reason
+    // (thin_m_mma's dot-rows body, B [n, k]; its column body, B [k, n], splits).
+    let thin = problem(DType::F16, BLayout::Nk, 4, 4096, 4096);
     let err = choose_split(&caps, &thin, Some("thin_m_mma"), Some(4)).unwrap_err();
     assert!(
         matches!(&err, GemmError::KernelRefused { kernel: "thin_m_mma", reason } if reason.contains("split")),

@@ -1058,7 +1058,7 @@ fn v13_k_major_f32() {
 
 /// A few small shapes through every fp16/bf16 thin kernel (tensor-core and FMA), forced, with
 /// 16-byte-aligned rows: partial steps of k, a partial block of columns, thin_n shapes; the FMA
-/// kernels in f32 too; `thin_m` with B `[k, n]` split in k. Small enough for
+/// kernels in f32 too; `thin_m` and `thin_m_mma` with B `[k, n]` split in k. Small enough for
 /// compute-sanitizer's racecheck (`--kernel-regex kns=thin_`), and with no cuBLAS in the process.
 #[test]
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
@@ -1132,6 +1132,20 @@ fn thin_sanitizer_subset() {
         check::<f32>(&stream, &gemm, v, Some("thin_m"), seed).expect("runs");
         check::<half::f16>(&stream, &gemm, v, Some("thin_m"), seed).expect("runs");
         check::<half::bf16>(&stream, &gemm, v, Some("thin_m"), seed).expect("runs");
+    }
+    // The tensor-core column body split in k (n past a 32-column block, k past a 16-row step,
+    // and blocks of four column warps at n = 8200).
+    for (i, (m, n, k, slices)) in [(8, 104, 1000, 3), (1, 8200, 2056, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        let v = Variant {
+            split_k: Some(slices),
+            ..everything_on(plain(m, n, k, BLayout::Kn, false), i)
+        };
+        let seed = 9200 + i as u64;
+        check::<half::f16>(&stream, &gemm, v, Some("thin_m_mma"), seed).expect("runs");
+        check::<half::bf16>(&stream, &gemm, v, Some("thin_m_mma"), seed).expect("runs");
     }
 }
 
@@ -1447,10 +1461,11 @@ fn c_bits<T: GemmElement>(
         .collect()
 }
 
-/// The column-slices thin kernel (`thin_m`, B `[k, n]`) split in k, forced with several slice
-/// counts on plain, everything-on and ragged variants (partial column chunks, k past whole
+/// The thin kernels with B `[k, n]` split in k: the column-slices kernel (`thin_m`) and, in
+/// fp16 and bf16, the tensor-core column body (`thin_m_mma`), forced with several slice counts
+/// on plain, everything-on and (`thin_m`) ragged variants (partial column chunks, k past whole
 /// steps, slices of unequal length), against the f64 reference; a split run twice gives the
-/// same bits; and dispatch splits the f32 matrix–vector product 1 × 4096 × 4096 by itself.
+/// same bits; and dispatch splits a matrix–vector product by itself.
 fn thin_m_kn_split_for<T: GemmElement>() {
     let (stream, gemm) = open();
     let mut ran = std::collections::BTreeMap::<String, usize>::new();
@@ -1489,18 +1504,65 @@ fn thin_m_kn_split_for<T: GemmElement>() {
             "{forced:?}: a split product changed between runs"
         );
     }
-    if T::DTYPE == DType::F32 {
-        let chosen = check::<T>(
-            &stream,
-            &gemm,
-            plain(1, 4096, 4096, BLayout::Kn, false),
-            None,
-            7199,
-        )
-        .expect("dispatch runs");
-        assert_eq!(chosen, "gemm_thin_m_f32_kn in 2 slices");
-        *ran.entry(format!("{chosen} (dispatch)")).or_default() += 1;
+    if T::DTYPE != DType::F32 {
+        // The tensor-core column body: rows on 16-byte boundaries (n and k multiples of 8),
+        // n past whole 32-column blocks, k past whole 16-row steps, wide blocks (n = 8200).
+        for (i, (m, n, k)) in [
+            (1, 4096, 4096),
+            (3, 264, 1000),
+            (8, 8200, 2056),
+            (5, 1032, 3000),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let seed = 7300 + i as u64;
+            let base = plain(m, n, k, BLayout::Kn, false);
+            for v in [base, everything_on(base, i)] {
+                for slices in [2, 3, 5, 64] {
+                    let v = Variant {
+                        split_k: Some(slices),
+                        ..v
+                    };
+                    let entry = check::<T>(&stream, &gemm, v, Some("thin_m_mma"), seed)
+                        .unwrap_or_else(|| panic!("thin_m_mma refused {v:?}"));
+                    assert!(entry.starts_with("gemm_thin_m_mma_"), "{entry}");
+                    *ran.entry(entry).or_default() += 1;
+                }
+            }
+            let forced = Variant {
+                split_k: Some(3),
+                ..base
+            };
+            let first = run_bits::<T>(&stream, &gemm, forced, seed).expect("a kernel splits it");
+            let second = run_bits::<T>(&stream, &gemm, forced, seed).expect("ran before");
+            assert!(
+                first == second,
+                "{forced:?}: a split product changed between runs"
+            );
+        }
     }
+    // Dispatch splits a matrix–vector product by itself: f32's thin_m at 1 × 4096 × 4096 (128
+    // blocks of 32 columns) in two, thin_m_mma at 1 × 2048 × 8192 (64 blocks of one warp's
+    // 32 columns) in four.
+    let (kernel, (n, k), slices) = if T::DTYPE == DType::F32 {
+        ("thin_m", (4096, 4096), 2)
+    } else {
+        ("thin_m_mma", (2048, 8192), 4)
+    };
+    let chosen = check::<T>(
+        &stream,
+        &gemm,
+        plain(1, n, k, BLayout::Kn, false),
+        None,
+        7199,
+    )
+    .expect("dispatch runs");
+    assert_eq!(
+        chosen,
+        format!("gemm_{kernel}_{}_kn in {slices} slices", T::DTYPE.label())
+    );
+    *ran.entry(format!("{chosen} (dispatch)")).or_default() += 1;
     eprintln!("{:?}: thin_m split checks: {ran:?}", T::DTYPE);
     assert!(ran.keys().any(|entry| entry.contains("slices")));
 }

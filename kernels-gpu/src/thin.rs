@@ -274,6 +274,30 @@ pub(crate) unsafe fn store<E: Element>(args: &GemmArgs, c_item: u64, row: u32, c
     }
 }
 
+/// Stores the sum `acc` of element (`row`, `col`) of a split-K virtual item where its target
+/// says ([`split_k::item_target`]): raw into the item's dense `m × n` fp32 matrix of the
+/// workspace under a split, else into C through the epilogue ([`store`]).
+///
+/// # Safety
+/// `row < m`, `col < n`, and `target` is the target of the launch's item being computed.
+#[inline(always)]
+pub(crate) unsafe fn store_item<E: Element>(
+    args: &GemmArgs,
+    target: &split_k::ItemTarget,
+    row: u32,
+    col: u32,
+    acc: f32,
+) {
+    if target.partial {
+        let at = target.at + (row as u64 * target.ld as u64 + col as u64) * 4;
+        // SAFETY: element (row, col) of the item's dense m × n fp32 matrix in the workspace.
+        unsafe { (at as *mut f32).write(acc) };
+    } else {
+        // SAFETY: row < m and col < n, in the item's batch item of C.
+        unsafe { store::<E>(args, target.at, row, col, acc) };
+    }
+}
+
 /// Which product the dot-rows body computes.
 const THIN_M_NK: u32 = 0;
 /// `thin_n` with the small operand (B) read from global memory: B `[n, k]`, or B `[k, n]` of
@@ -859,15 +883,8 @@ unsafe fn column_slices<E: ThinElement, const SPLIT: bool>(args: &GemmArgs) {
                         // SAFETY: inside KN_SHARED_BYTES, written before the barrier.
                         sum += unsafe { *partials.add(at as usize) };
                     });
-                    if target.partial {
-                        let at = target.at + (i as u64 * target.ld as u64 + col as u64) * 4;
-                        // SAFETY: element (i, col) of the item's dense m × n fp32 matrix in
-                        // the workspace (i < m, col < n).
-                        unsafe { (at as *mut f32).write(sum) };
-                    } else {
-                        // SAFETY: i < m and col < n, in the item's batch item of C.
-                        unsafe { store::<E>(args, target.at, i, col, sum) };
-                    }
+                    // SAFETY: i < m and col < n.
+                    unsafe { store_item::<E>(args, &target, i, col, sum) };
                 }
             });
             // The partials are read before the next group's are written.

@@ -46,15 +46,18 @@
 //! columns, in the column body), warp `w` on steps `w, w + 8, w + 16, …` of k (`w / c`, in
 //! steps of `8 / c`, with `c` column warps), so the block reads long runs of each row, each with
 //! [`MMA_DOT_UNROLL`] or [`MMA_KN_UNROLL`] steps of loads in flight. At the end, the warps'
-//! partial tiles go to shared memory and are added in warp order: no atomics, no sum across
-//! blocks, results bit-identical from run to run. The last, partial step of k is read element
+//! partial tiles go to shared memory and are added in warp order: no atomics, results
+//! bit-identical from run to run. Only the column body sums across blocks, and only under
+//! split-K (slices of k along grid z, raw sums into the workspace, the reduction kernel of
+//! [`crate::split_k`] adding them in a fixed order). The last, partial step of k is read element
 //! by element with zeros past k (zeros in both operands: 0 · 0 adds nothing). Lanes past the
 //! small operand's rows, or past the streamed operand's, read its last row instead: those
 //! lanes only produce rows or columns of the tile that are never stored.
 //!
 //! Launch: [`MMA_THREADS`] threads (1-D); grid x = ⌈big / per block⌉ ([`MMA_DOT_ROWS`]
-//! streamed rows, or [`MMA_KN_COLUMNS`] columns of C), y = 1, z = min(batch, 65 535) (a block
-//! walks x and z in grid-sized steps); dynamic shared memory [`MMA_DOT_SHARED_BYTES`] or
+//! streamed rows, or [`MMA_KN_COLUMNS`] columns of C), y = 1, z = min(batch, 65 535) (the
+//! column body under split-K: min(splits·batch, 65 535)) (a block walks x and z in grid-sized
+//! steps); dynamic shared memory [`MMA_DOT_SHARED_BYTES`] or
 //! [`MMA_KN_SHARED_BYTES`]. Preconditions: `m, n, k, batch ≥ 1`; the thin dimension at most
 //! [`THIN_MAX`]; A's, B's and C's base addresses multiples of 16 bytes, their leading
 //! dimensions and (with batch > 1) batch strides multiples of 8 elements.
@@ -64,8 +67,9 @@ use crate::device::{
     sync_threads, sync_warp, thread_x,
 };
 use crate::element::{Bf16, F16};
+use crate::split_k;
 use crate::tensor_core::{HalfElement, load_matrix_x4_transposed};
-use crate::thin::{load_b16, load_cached, load_streamed, store};
+use crate::thin::{load_b16, load_cached, load_streamed, store, store_item};
 use core::arch::asm;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
@@ -407,15 +411,23 @@ unsafe fn column_step<E: HalfElement>(
 
 /// The column body: `thin_m` with B `[k, n]` (see the module documentation).
 ///
+/// Split-K ([`crate::split_k`]): with `args.splits > 1` the block walks the virtual items
+/// (slices of k of every batch item) along grid z instead of the batch items and stores each
+/// item's raw fp32 sums into the workspace, which the reduction kernel adds in a fixed order
+/// and finishes. Where n has fewer column blocks than the device has block slots (n = 4096
+/// and 8192: 128 blocks for the H100's and H200's 264 slots), the slices fill the SMs that
+/// whole columns of k leave idle. `SPLIT` must be [`split_k::is_split`]`(args)`
+/// ([`column_tiles_entry`] picks it).
+///
 /// # Safety
-/// As [`dot_rows`].
+/// As [`dot_rows`]; under split-K the grid's z walks [`split_k::items`] and `args.workspace`
+/// holds `splits·batch·m·n` fp32 (see [`crate::split_k`]).
 #[inline(always)]
-unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
+unsafe fn column_tiles<E: HalfElement, const SPLIT: bool>(args: &GemmArgs) {
     let thread = thread_x();
     let (lane, warp) = (thread % 32, thread / 32);
     let (g, q) = (lane / 4, lane % 4);
-    let (m, n, k) = (args.m, args.n, args.k);
-    let full_steps = k / MMA_KN_STEP_K;
+    let (m, n) = (args.m, args.n);
     // The block's warps: `column_warps` side by side along n (read from the grid the host
     // chose, `kn_column_warps`), each 32 columns wide; the `k_warps` in each column take
     // every `k_warps`-th step of k.
@@ -441,11 +453,15 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
         stage + staged(lane % 16, 2 + lane / 16),
     ];
 
-    let mut z = block_z();
-    while z < args.batch {
-        let a_item = args.a + z as u64 * args.stride_a * BYTES;
-        let b_item = args.b + z as u64 * args.stride_b * BYTES;
-        let c_item = args.c + z as u64 * args.stride_c * BYTES;
+    let mut zz = block_z();
+    while zz < split_k::items(args) {
+        // The virtual item's A and B from its first row of k (a slice starts on a multiple of
+        // 64 of k: A's rows keep their 16-byte alignment, B moves by whole rows), its length
+        // of k, and where it writes (C, or its matrix of the workspace).
+        let item = split_k::item_operands::<E, false, SPLIT>(args, zz);
+        let target = split_k::item_target::<E, SPLIT>(args, zz);
+        let (a_item, b_item, k) = (item.a as u64, item.b as u64, item.k);
+        let full_steps = k / MMA_KN_STEP_K;
         let a_start = a_item + a_row as u64 * args.lda as u64 * BYTES;
         let mut group = block_x();
         while group < groups {
@@ -550,7 +566,7 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
                         w += column_warps;
                     }
                     // SAFETY: r < m and block_first_col + c < n.
-                    unsafe { store::<E>(args, c_item, r, block_first_col + c, sum) };
+                    unsafe { store_item::<E>(args, &target, r, block_first_col + c, sum) };
                 }
                 output += MMA_THREADS;
             }
@@ -558,7 +574,24 @@ unsafe fn column_tiles<E: HalfElement>(args: &GemmArgs) {
             sync_threads();
             group += grid_dim_x();
         }
-        z += grid_dim_z();
+        zz += grid_dim_z();
+    }
+}
+
+/// [`column_tiles`] with `SPLIT` as the arguments ask (each copy folds its choice of target
+/// away, as the general kernels' split bodies do).
+///
+/// # Safety
+/// As [`column_tiles`].
+#[inline(always)]
+unsafe fn column_tiles_entry<E: HalfElement>(args: &GemmArgs) {
+    // SAFETY: the caller's contract; SPLIT is is_split(args).
+    unsafe {
+        if split_k::is_split(args) {
+            column_tiles::<E, true>(args)
+        } else {
+            column_tiles::<E, false>(args)
+        }
     }
 }
 
@@ -600,10 +633,10 @@ thin_mma_entry!(gemm_thin_n_mma_bf16_nk, "n ≤ 8, bf16, B [n, k]", |args| {
     dot_rows::<Bf16, false, 1>(args)
 });
 thin_mma_entry!(gemm_thin_m_mma_f16_kn, "m ≤ 8, fp16, B [k, n]", |args| {
-    column_tiles::<F16>(args)
+    column_tiles_entry::<F16>(args)
 });
 thin_mma_entry!(gemm_thin_m_mma_bf16_kn, "m ≤ 8, bf16, B [k, n]", |args| {
-    column_tiles::<Bf16>(args)
+    column_tiles_entry::<Bf16>(args)
 });
 thin_mma_entry!(
     gemm_thin_m16_mma_f16_nk,

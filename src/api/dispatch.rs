@@ -520,6 +520,7 @@ const fn thin_mma(
     shape: ShapeClass,
 ) -> KernelSpec {
     use geometry::thin;
+    let column_body = matches!(shape, ShapeClass::ThinM) && matches!(b_layout, BLayout::Kn);
     let (name, block_tile_m, block_tile_n, shared_bytes, grid) = match (shape, b_layout) {
         (ShapeClass::ThinN, _) => (
             "thin_n_mma",
@@ -567,8 +568,10 @@ const fn thin_mma(
         shared_bytes,
         grid,
         shape,
-        split_k: false,
-        auto_split: false,
+        // Only the column body (thin_m, B [k, n]) splits k, and dispatch splits it by itself
+        // where its column blocks leave most block slots idle (`thin_split`).
+        split_k: column_body,
+        auto_split: column_body,
         stream_k: false,
         blocks_per_sm: thin::MMA_MIN_BLOCKS_PER_SM,
         copies_b_transposed: false,
@@ -1150,7 +1153,7 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
     {
         return (1, 0);
     }
-    if spec.grid == GridKind::Thin {
+    if matches!(spec.grid, GridKind::Thin | GridKind::ThinWideColumns) {
         return thin_split(spec, caps, problem);
     }
     let tiles = tile_count(spec, problem);
@@ -1173,16 +1176,30 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
     }
 }
 
-/// [`auto_split`] for the thin column-slices kernel (`thin_m`, B `[k, n]`, f32): where its
-/// column blocks (over the batch) fill at most half of its block slots, k is cut into as many
-/// slices as fill them (at most one per [`THIN_MIN_SLICE_K`] rows of k), so that the SMs that
-/// whole columns of k would leave idle stream B too. Its blocks are bound by memory, not by
-/// arithmetic, so the FLOP-based cost model of the tiled kernels does not apply. At 1 × 4096 ×
-/// k in f32 it has 128 blocks for the H100's and H200's 264 slots: two slices.
+/// [`auto_split`] for the thin kernels with B `[k, n]`: the column-slices kernel (`thin_m`,
+/// f32 and TF32) and the tensor-core column body (`thin_m_mma`, fp16 and bf16). Where their
+/// column blocks (over the batch) fill at most half of their block slots, k is cut into as
+/// many slices as fill them (at most one per [`THIN_MIN_SLICE_K`] rows of k), so that the SMs
+/// that whole columns of k would leave idle stream B too. Their blocks are bound by memory,
+/// not by arithmetic, so the FLOP-based cost model of the tiled kernels does not apply. At
+/// 1 × 4096 × k, `thin_m` in f32 has 128 blocks for the H100's and H200's 264 slots: two
+/// slices; `thin_m_mma` has as many there, of one warp each, and stays whole (measured, see
+/// the body), but splits its 128 two-warp blocks at n = 8192 in two.
 fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, u32) {
-    let blocks = tile_count(spec, problem);
+    let blocks = thin_blocks(spec, problem);
     let slots = block_slots(spec, caps);
     if blocks == 0 || blocks * 2 > slots {
+        return (1, 0);
+    }
+    // thin_m_mma with blocks one warp (32 columns) wide and more than a quarter of the slots
+    // (n = 2049–4096): whole, it already has a block on about every SM, and split in two it
+    // ran 1.0–1.25× slower on the H200 (1 × 4096 × 4096: 17.5–18.8 µs whole, 20.1–22.0 in
+    // two slices; k = 11008 and 14336 within noise; `docs/results/ragged-probe`, run 10),
+    // where 128 blocks two warps wide (n = 8192) ran 1.03–1.07× faster split in two, and 32–64
+    // blocks (n ≤ 2048) 1.1–1.9× faster in four to eight slices.
+    let one_warp_wide = spec.grid == GridKind::ThinWideColumns
+        && u32::try_from(problem.n).is_ok_and(|n| geometry::thin::kn_column_warps(n) == 1);
+    if one_warp_wide && blocks * 4 > slots {
         return (1, 0);
     }
     let wanted = (slots / blocks).min(problem.k as u64 / THIN_MIN_SLICE_K as u64);
@@ -1191,6 +1208,19 @@ fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, 
         (splits, k_chunk)
     } else {
         (1, 0)
+    }
+}
+
+/// The blocks of a thin kernel's launch over `problem`'s whole batch: its column (or row)
+/// blocks, as [`split_grid`] launches them (the tensor-core column body widens its blocks
+/// along n, `gemm_geometry::thin::kn_column_warps`).
+fn thin_blocks(spec: &KernelSpec, problem: &Problem) -> u64 {
+    match (spec.grid, u32::try_from(problem.n)) {
+        (GridKind::ThinWideColumns, Ok(n)) => {
+            let block_columns = geometry::thin::kn_column_warps(n) * spec.block_tile_n;
+            (n.div_ceil(block_columns) as u64).saturating_mul(problem.batch as u64)
+        }
+        _ => tile_count(spec, problem),
     }
 }
 
@@ -2091,12 +2121,12 @@ pub fn choose_plan(
     let Some(grid) = split_grid(plan.kernel, caps, problem, splits) else {
         return Ok(plan);
     };
-    let reason = if plan.kernel.grid == GridKind::Thin {
+    let reason = if matches!(plan.kernel.grid, GridKind::Thin | GridKind::ThinWideColumns) {
         format!(
             "{}; k split into {splits} slices of {k_chunk} (its {} column blocks would fill at \
              most half of its {} block slots)",
             plan.reason,
-            tile_count(plan.kernel, problem),
+            thin_blocks(plan.kernel, problem),
             block_slots(plan.kernel, caps)
         )
     } else {
