@@ -439,6 +439,18 @@ fn wide_f32(p: &Problem) -> bool {
         && p.n.div_ceil(32) * p.batch >= 16
 }
 
+/// Whether dispatch passes the FMA `thin_m` over for `p` (`dispatch::passed_over`): fp16 or
+/// bf16, m ≤ 8, B `[k, n]` on rows that `thin_m_mma` refuses, k ≤ `TINY_THIN_M_MAX_K` and
+/// n ≤ `TINY_THIN_M_MAX_N`.
+fn tiny_fp16_kn(p: &Problem) -> bool {
+    matches!(p.dtype, DType::F16 | DType::Bf16)
+        && p.m <= 8
+        && p.b_layout == BLayout::Kn
+        && !p.input_rows_aligned_to(16)
+        && p.k <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_K
+        && p.n <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_N
+}
+
 /// Whether dispatch passes the FMA `thin_n` over for `p` (`dispatch::passed_over`): m > 8,
 /// n ≤ 8, k ≤ `SHORT_K`, not TF32, and no tensor-core or wide thin kernel takes it.
 fn short_thin_n(p: &Problem) -> bool {
@@ -504,6 +516,12 @@ fn thin_products_go_to_the_thin_kernels() {
                         // Forced, thin_n still runs it.
                         let forced = choose(&caps, &p, Some("thin_n")).unwrap();
                         assert_eq!(forced.kernel.name, "thin_n");
+                        continue;
+                    }
+                    if tiny_fp16_kn(&p) {
+                        // Measured faster there: the general kernels.
+                        assert_eq!(plan.kernel.shape, ShapeClass::Any, "{m}×{n}×{k}");
+                        assert!(plan.reason.contains("thin_m: k ≤ 32"), "{}", plan.reason);
                         continue;
                     }
                     let expected = expected_thin(&p);
@@ -931,6 +949,40 @@ fn thin_kn_kernels_split_k_where_their_blocks_leave_the_device_half_idle() {
     );
     let forced = choose_split(&caps, &p, Some("thin_m"), Some(3)).unwrap();
     assert_eq!((forced.splits, forced.grid.2), (3, 3));
+}
+
+/// fp16/bf16 with B `[k, n]` on rows off 16-byte boundaries (n odd here, so `thin_m_mma`
+/// refuses): tiny products (k ≤ `TINY_THIN_M_MAX_K`, n ≤ `TINY_THIN_M_MAX_N`) pass the FMA
+/// `thin_m` over for the general kernels (`general_mma` comes first), both measured faster
+/// there on the H200; B `[n, k]`, longer k and wider n keep `thin_m`.
+#[test]
+fn tiny_fp16_kn_products_pass_the_fma_thin_kernel_over() {
+    use rust_gemm::api::dispatch::{TINY_THIN_M_MAX_K, TINY_THIN_M_MAX_N};
+    let caps = hopper();
+    for dtype in [DType::F16, DType::Bf16] {
+        for ((m, n, k), layout, tiny) in [
+            ((3, 5, 7), BLayout::Kn, true),
+            ((7, 101, 9), BLayout::Kn, true),
+            ((8, 9, 8), BLayout::Kn, true),
+            ((2, 33, 17), BLayout::Kn, true),
+            ((3, 5, TINY_THIN_M_MAX_K), BLayout::Kn, true),
+            ((3, 5, TINY_THIN_M_MAX_K + 1), BLayout::Kn, false),
+            ((3, TINY_THIN_M_MAX_N + 1, 7), BLayout::Kn, false),
+            ((3, 5, 7), BLayout::Nk, false),
+        ] {
+            let p = problem(dtype, layout, m, n, k);
+            let plan = choose(&caps, &p, None).unwrap();
+            let expected = if tiny { "general_mma" } else { "thin_m" };
+            assert_eq!(
+                plan.kernel.name, expected,
+                "{dtype:?} {m}×{n}×{k} {layout:?}: {}",
+                plan.reason
+            );
+            if tiny {
+                assert!(plan.reason.contains("thin_m"), "{}", plan.reason);
+            }
+        }
+    }
 }
 
 /// Whether `p` has B `[n, k]` on rows off 16-byte boundaries, at most

@@ -762,7 +762,8 @@ fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
 /// offset (the vector path with ragged k), and rows padded by 3 elements at an odd offset with
 /// a batch of 2 (the scalar path), with alpha, beta, bias and each activation. Dispatch must
 /// choose the same kernel for each (`thin_m` when m ≤ 8, else `thin_m16` for the wide f32
-/// kernel's sweep, else `thin_n`). `thin_m16` serves B `[n, k]` only.
+/// kernel's sweep, else `thin_n`), except where it passes a kernel over for one measured
+/// faster (`dispatch::passed_over`). `thin_m16` serves B `[n, k]` only.
 fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
     let (stream, gemm) = open();
     let mut checks = 0;
@@ -794,6 +795,22 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
             if m > 8 && k <= rust_gemm::api::dispatch::SHORT_K && !tf32 && kernel != "thin_m16" {
                 assert!(
                     !chosen.starts_with("gemm_thin_n_f") && !chosen.starts_with("gemm_thin_n_b"),
+                    "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
+                );
+                continue;
+            }
+            // fp16/bf16 with B [k, n] on tiny products: the FMA thin_m is passed over for the
+            // general kernels (`dispatch::TINY_THIN_M_MAX_K`, `TINY_THIN_M_MAX_N`); thin_m_mma
+            // still takes the calls whose rows it can load.
+            if kernel == "thin_m"
+                && T::DTYPE != DType::F32
+                && layout == BLayout::Kn
+                && m <= 8
+                && k <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_K
+                && n <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_N
+            {
+                assert!(
+                    chosen.starts_with("gemm_thin_m_mma_") || chosen.starts_with("gemm_general"),
                     "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
                 );
                 continue;

@@ -1590,6 +1590,36 @@ fn short_rows_passed_over(
     }
 }
 
+/// The FMA column-slices kernel `thin_m` in fp16 and bf16 (B `[k, n]`; it runs there only on
+/// rows off 16-byte boundaries, which `thin_m_mma` refuses) on tiny products, k ≤
+/// [`TINY_THIN_M_MAX_K`] and n ≤ [`TINY_THIN_M_MAX_N`]: each forced on the H200
+/// (`docs/results/ragged-probe`, run 11, fp16), it took 12–23 µs at 3×5×7, 5×3×7, 8×8×8,
+/// 2×33×17 and 7×100×9, growing with m (0.53–0.88× cuBLAS), where `general_mma` (which
+/// dispatch reaches next) took 8.9–10.7 µs (1.19–1.32×) and the FMA general kernel 8.1–9.3 µs
+/// at every one of them. Launch-bound, as cuBLAS is at 9–14 µs there.
+fn tiny_thin_m_passed_over(
+    spec: &KernelSpec,
+    _caps: &DeviceCaps,
+    problem: &Problem,
+) -> Option<String> {
+    (spec.name == "thin_m"
+        && matches!(spec.dtype, DType::F16 | DType::Bf16)
+        && spec.b_layout == BLayout::Kn
+        && problem.k <= TINY_THIN_M_MAX_K
+        && problem.n <= TINY_THIN_M_MAX_N)
+        .then(|| {
+            format!(
+                "k ≤ {TINY_THIN_M_MAX_K} and n ≤ {TINY_THIN_M_MAX_N} in fp16/bf16 with B [k, n]: \
+                 the general kernels were measured faster"
+            )
+        })
+}
+
+/// The longest k of [`tiny_thin_m_passed_over`]: the products measured had k = 7–17.
+pub const TINY_THIN_M_MAX_K: usize = 32;
+/// The widest n of [`tiny_thin_m_passed_over`]: the products measured had n = 3–100.
+pub const TINY_THIN_M_MAX_N: usize = 128;
+
 /// Why dispatch, choosing by itself, passes over `spec` for `problem` although it could run
 /// it (a forced kernel still runs): a shape class where a kernel later in [`KERNELS`] was
 /// measured faster. `None` where nothing is known against it.
@@ -1608,16 +1638,18 @@ fn short_rows_passed_over(
 /// puts its transposed copy of B (8·k·n bytes moved) plus v19 above v14 alone.
 ///
 /// And the wide FMA thin kernel `thin_m16` where its 16-byte loads are not legal or its grid
-/// cannot fill an eighth of the SMs (`thin_m16_passed_over`).
+/// cannot fill an eighth of the SMs (`thin_m16_passed_over`); and the FMA `thin_m` in fp16 and
+/// bf16 with B `[k, n]` on tiny products (`tiny_thin_m_passed_over`).
 pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> Option<String> {
     // The rules that each weigh one kernel (by name) against another, in turn; none of them
     // names a kernel the ones below name, so their order among those does not matter.
     type Rule = fn(&KernelSpec, &DeviceCaps, &Problem) -> Option<String>;
-    let rules: [Rule; 4] = [
+    let rules: [Rule; 5] = [
         small_tiles_passed_over,
         mid_tiles_passed_over,
         thin_m16_passed_over,
         short_rows_passed_over,
+        tiny_thin_m_passed_over,
     ];
     if let Some(reason) = rules.iter().find_map(|rule| rule(spec, caps, problem)) {
         return Some(format!(
