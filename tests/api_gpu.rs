@@ -1478,6 +1478,50 @@ fn c_bits<T: GemmElement>(
         .collect()
 }
 
+/// `kernel` (a thin kernel with B `[k, n]`) forced at 2, 3, 5 and 64 slices of k over each of
+/// `shapes`, plain, everything-on and (where its rows may be unaligned: `thin_m`) ragged,
+/// against the f64 reference, counting the entries in `ran`; then 3 slices run twice must give
+/// the same bits.
+fn forced_kn_splits<T: GemmElement>(
+    stream: &Arc<CudaStream>,
+    gemm: &Gemm,
+    kernel: &str,
+    shapes: &[(usize, usize, usize)],
+    first_seed: u64,
+    ran: &mut std::collections::BTreeMap<String, usize>,
+) {
+    for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        let seed = first_seed + i as u64;
+        let base = plain(m, n, k, BLayout::Kn, false);
+        let mut variants = vec![base, everything_on(base, i)];
+        if kernel == "thin_m" {
+            variants.push(ragged_everything(base, i));
+        }
+        for v in variants {
+            for slices in [2, 3, 5, 64] {
+                let v = Variant {
+                    split_k: Some(slices),
+                    ..v
+                };
+                let entry = check::<T>(stream, gemm, v, Some(kernel), seed)
+                    .unwrap_or_else(|| panic!("{kernel} refused {v:?}"));
+                assert!(entry.starts_with(&format!("gemm_{kernel}_")), "{entry}");
+                *ran.entry(entry).or_default() += 1;
+            }
+        }
+        let forced = Variant {
+            split_k: Some(3),
+            ..base
+        };
+        let first = run_bits::<T>(stream, gemm, forced, seed).expect("a kernel splits it");
+        let second = run_bits::<T>(stream, gemm, forced, seed).expect("ran before");
+        assert!(
+            first == second,
+            "{forced:?}: a split product changed between runs"
+        );
+    }
+}
+
 /// The thin kernels with B `[k, n]` split in k: the column-slices kernel (`thin_m`) and, in
 /// fp16 and bf16, the tensor-core column body (`thin_m_mma`), forced with several slice counts
 /// on plain, everything-on and (`thin_m`) ragged variants (partial column chunks, k past whole
@@ -1486,78 +1530,24 @@ fn c_bits<T: GemmElement>(
 fn thin_m_kn_split_for<T: GemmElement>() {
     let (stream, gemm) = open();
     let mut ran = std::collections::BTreeMap::<String, usize>::new();
-    for (i, (m, n, k)) in [
+    let column_slices = [
         (1, 4096, 4096),
         (3, 129, 2000),
         (8, 300, 1025),
         (1, 1, 1000),
         (5, 4097, 1537),
-    ]
-    .into_iter()
-    .enumerate()
-    {
-        let seed = 7100 + i as u64;
-        let base = plain(m, n, k, BLayout::Kn, false);
-        for v in [base, everything_on(base, i), ragged_everything(base, i)] {
-            for slices in [2, 3, 5, 64] {
-                let v = Variant {
-                    split_k: Some(slices),
-                    ..v
-                };
-                let entry = check::<T>(&stream, &gemm, v, Some("thin_m"), seed)
-                    .unwrap_or_else(|| panic!("thin_m refused {v:?}"));
-                assert!(entry.starts_with("gemm_thin_m_"), "{entry}");
-                *ran.entry(entry).or_default() += 1;
-            }
-        }
-        let forced = Variant {
-            split_k: Some(3),
-            ..base
-        };
-        let first = run_bits::<T>(&stream, &gemm, forced, seed).expect("a kernel splits it");
-        let second = run_bits::<T>(&stream, &gemm, forced, seed).expect("ran before");
-        assert!(
-            first == second,
-            "{forced:?}: a split product changed between runs"
-        );
-    }
+    ];
+    forced_kn_splits::<T>(&stream, &gemm, "thin_m", &column_slices, 7100, &mut ran);
     if T::DTYPE != DType::F32 {
         // The tensor-core column body: rows on 16-byte boundaries (n and k multiples of 8),
         // n past whole 32-column blocks, k past whole 16-row steps, wide blocks (n = 8200).
-        for (i, (m, n, k)) in [
+        let column_body = [
             (1, 4096, 4096),
             (3, 264, 1000),
             (8, 8200, 2056),
             (5, 1032, 3000),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let seed = 7300 + i as u64;
-            let base = plain(m, n, k, BLayout::Kn, false);
-            for v in [base, everything_on(base, i)] {
-                for slices in [2, 3, 5, 64] {
-                    let v = Variant {
-                        split_k: Some(slices),
-                        ..v
-                    };
-                    let entry = check::<T>(&stream, &gemm, v, Some("thin_m_mma"), seed)
-                        .unwrap_or_else(|| panic!("thin_m_mma refused {v:?}"));
-                    assert!(entry.starts_with("gemm_thin_m_mma_"), "{entry}");
-                    *ran.entry(entry).or_default() += 1;
-                }
-            }
-            let forced = Variant {
-                split_k: Some(3),
-                ..base
-            };
-            let first = run_bits::<T>(&stream, &gemm, forced, seed).expect("a kernel splits it");
-            let second = run_bits::<T>(&stream, &gemm, forced, seed).expect("ran before");
-            assert!(
-                first == second,
-                "{forced:?}: a split product changed between runs"
-            );
-        }
+        ];
+        forced_kn_splits::<T>(&stream, &gemm, "thin_m_mma", &column_body, 7300, &mut ran);
     }
     // Dispatch splits a matrix–vector product by itself: f32's thin_m at 1 × 4096 × 4096 (128
     // blocks of 32 columns) in two, thin_m_mma at 1 × 2048 × 8192 (64 blocks of one warp's
