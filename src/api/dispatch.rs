@@ -1615,9 +1615,10 @@ fn tiny_thin_m_passed_over(
         })
 }
 
-/// The longest k of [`tiny_thin_m_passed_over`]: the products measured had k = 7–17.
+/// The longest k of `tiny_thin_m_passed_over` (a rule of [`passed_over`]): the products
+/// measured had k = 7–17.
 pub const TINY_THIN_M_MAX_K: usize = 32;
-/// The widest n of [`tiny_thin_m_passed_over`]: the products measured had n = 3–100.
+/// The widest n of `tiny_thin_m_passed_over`: the products measured had n = 3–100.
 pub const TINY_THIN_M_MAX_N: usize = 128;
 
 /// Why dispatch, choosing by itself, passes over `spec` for `problem` although it could run
