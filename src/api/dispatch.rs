@@ -1217,11 +1217,17 @@ fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, 
 fn thin_blocks(spec: &KernelSpec, problem: &Problem) -> u64 {
     match (spec.grid, u32::try_from(problem.n)) {
         (GridKind::ThinWideColumns, Ok(n)) => {
-            let block_columns = geometry::thin::kn_column_warps(n) * spec.block_tile_n;
-            (n.div_ceil(block_columns) as u64).saturating_mul(problem.batch as u64)
+            (wide_column_blocks(spec, n) as u64).saturating_mul(problem.batch as u64)
         }
         _ => tile_count(spec, problem),
     }
+}
+
+/// The column blocks of a [`GridKind::ThinWideColumns`] launch over `n` columns (grid x):
+/// `gemm_geometry::thin::kn_column_warps(n)` warps side by side, `spec.block_tile_n` columns
+/// each, per block. The kernel reads its block width back from this grid.
+fn wide_column_blocks(spec: &KernelSpec, n: u32) -> u32 {
+    n.div_ceil(geometry::thin::kn_column_warps(n) * spec.block_tile_n)
 }
 
 /// The fewest rows of k in a slice of `thin_split`: four of the column-slices body's steps
@@ -2070,8 +2076,7 @@ pub fn split_grid(
         },
         GridKind::ThinWideColumns => {
             let n = u32::try_from(problem.n).ok()?;
-            let block_columns = geometry::thin::kn_column_warps(n) * spec.block_tile_n;
-            Some((fits_x(n.div_ceil(block_columns) as u64)?, 1, z))
+            Some((fits_x(wide_column_blocks(spec, n) as u64)?, 1, z))
         }
         GridKind::Persistent => {
             let work = tiles.checked_mul(items)?;
