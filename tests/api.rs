@@ -407,14 +407,14 @@ fn public_types_are_send_and_sync() {
 
 /// The thin kernel a thin call must get: for fp16 and bf16 calls whose rows of A and B start
 /// on 16-byte boundaries the tensor-core ones (`thin_m_mma` when m ≤ 8, `thin_m16_mma` when
-/// m ≤ 16, else `thin_n_mma` when n ≤ 8 and B is `[n, k]`), otherwise `thin_m`
+/// m ≤ 16 and B is `[n, k]`, else `thin_n_mma` when n ≤ 8 and B is `[n, k]`), otherwise `thin_m`
 /// when m ≤ 8 (it is listed first), then for f32 and TF32 `thin_m16` when m ≤ 16 and B is
 /// `[n, k]` ([`wide_f32`]), else `thin_n`.
 fn expected_thin(p: &Problem) -> Option<&'static str> {
     let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16) && p.input_rows_aligned_to(16);
     if p.m <= 8 {
         Some(if tensor_cores { "thin_m_mma" } else { "thin_m" })
-    } else if p.m <= 16 && tensor_cores {
+    } else if p.m <= 16 && tensor_cores && p.b_layout == BLayout::Nk {
         Some("thin_m16_mma")
     } else if p.m <= 16 && wide_f32(p) {
         Some("thin_m16")
@@ -454,10 +454,10 @@ fn tiny_fp16_kn(p: &Problem) -> bool {
 /// Whether dispatch passes the FMA `thin_n` over for `p` (`dispatch::passed_over`): m > 8,
 /// n ≤ 8, k ≤ `SHORT_K`, not TF32, and no tensor-core or wide thin kernel takes it.
 fn short_thin_n(p: &Problem) -> bool {
-    // fp16/bf16 with aligned rows: thin_m16_mma (m ≤ 16) or, B [n, k], thin_n_mma comes first.
+    // fp16/bf16 with aligned rows and B [n, k]: thin_m16_mma or thin_n_mma comes first.
     let tensor_cores = matches!(p.dtype, DType::F16 | DType::Bf16)
         && p.input_rows_aligned_to(16)
-        && (p.b_layout == BLayout::Nk || p.m <= 16);
+        && p.b_layout == BLayout::Nk;
     // f32 with B [n, k] and m ≤ 16: thin_m16 comes first where dispatch takes it.
     let wide_f32 = p.dtype == DType::F32 && p.m <= 16 && wide_f32(p);
     p.m > 8
@@ -830,13 +830,9 @@ fn thin_kernels_come_first_in_every_list() {
                     "thin_n_rows",
                     "thin_n",
                 ],
-                (DType::F16 | DType::Bf16, BLayout::Kn) => &[
-                    "thin_m_mma",
-                    "thin_m16_mma",
-                    "thin_m",
-                    "thin_n_rows",
-                    "thin_n",
-                ],
+                (DType::F16 | DType::Bf16, BLayout::Kn) => {
+                    &["thin_m_mma", "thin_m", "thin_n_rows", "thin_n"]
+                }
                 (DType::Tf32, BLayout::Nk) => &["thin_m", "thin_m16", "thin_n"],
                 (DType::Tf32, BLayout::Kn) => &["thin_m", "thin_n"],
                 (_, BLayout::Nk) => &["thin_m", "thin_m16", "thin_n_rows", "thin_n"],

@@ -840,7 +840,7 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
     eprintln!("{kernel} ({:?}, tf32 {tf32}): {checks} checks", T::DTYPE);
 }
 
-/// The tensor-core thin kernel `kernel` (`thin_m_mma`, `thin_m16_mma`; `thin_n_mma`, for B
+/// The tensor-core thin kernel `kernel` (`thin_m_mma`; `thin_m16_mma` or `thin_n_mma`, for B
 /// `[n, k]` only) forced at every shape of the FMA kernel's sweep (m ∈ {1, 9, 16} for
 /// `thin_m16_mma`) with 16-byte-aligned rows: plain, and (where the CPU reference's batches
 /// stay small) with a batch of 3, gaps, a 16-byte offset, alpha, beta, bias and each
@@ -851,7 +851,7 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
     let (stream, gemm) = open();
     let (family, layouts): (&str, &[BLayout]) = match kernel {
         "thin_m_mma" => ("thin_m", &[BLayout::Kn, BLayout::Nk]),
-        "thin_m16_mma" => ("thin_m16", &[BLayout::Kn, BLayout::Nk]),
+        "thin_m16_mma" => ("thin_m16", &[BLayout::Nk]),
         _ => ("thin_n", &[BLayout::Nk]),
     };
     let mut checks = 0;
@@ -1091,13 +1091,8 @@ fn thin_sanitizer_subset() {
         ),
         (
             "thin_m16_mma",
-            &both,
-            &[
-                (16, 104, 1000),
-                (9, 200, 48),
-                (16, 64, 1024),
-                (13, 8200, 40),
-            ],
+            &[BLayout::Nk],
+            &[(16, 104, 1000), (9, 200, 48), (16, 64, 1024)],
         ),
         (
             "thin_n_mma",
@@ -1528,7 +1523,7 @@ fn forced_kn_splits<T: GemmElement>(
 }
 
 /// The thin kernels with B `[k, n]` split in k: the column-slices kernel (`thin_m`) and, in
-/// fp16 and bf16, the tensor-core column body (`thin_m_mma`, `thin_m16_mma`), forced with several slice counts
+/// fp16 and bf16, the tensor-core column body (`thin_m_mma`), forced with several slice counts
 /// on plain, everything-on and (`thin_m`) ragged variants (partial column chunks, k past whole
 /// steps, slices of unequal length), against the f64 reference; a split run twice gives the
 /// same bits; and dispatch splits a matrix–vector product by itself.
@@ -1553,9 +1548,6 @@ fn thin_m_kn_split_for<T: GemmElement>() {
             (5, 1032, 3000),
         ];
         forced_kn_splits::<T>(&stream, &gemm, "thin_m_mma", &column_body, 7300, &mut ran);
-        // Its wide form, 9–16 rows of A in the `mma` tile.
-        let wide = [(16, 4096, 4096), (9, 264, 1000), (13, 8200, 2056)];
-        forced_kn_splits::<T>(&stream, &gemm, "thin_m16_mma", &wide, 7400, &mut ran);
     }
     // Dispatch splits a matrix–vector product by itself: f32's thin_m at 1 × 4096 × 4096 (128
     // blocks of 32 columns) in two, thin_m_mma at 1 × 2048 × 8192 (64 blocks of one warp's

@@ -55,27 +55,8 @@ pub const DOT_ROWS_PER_WARP: u32 = 2;
 /// Streamed rows per block in the dot-rows body.
 pub const DOT_ROWS_PER_BLOCK: u32 = WARPS * DOT_ROWS_PER_WARP;
 /// Chunks per streamed row each lane loads before using any (its loads in flight:
-/// `DOT_UNROLL · DOT_ROWS_PER_WARP` 16-byte loads) where the streamed rows cannot go through
-/// the ring ([`DOT_RING_WARP_BYTES`]): `thin_n` with B `[k, n]`, whose shared memory holds
-/// B's staged columns.
+/// `DOT_UNROLL · DOT_ROWS_PER_WARP` 16-byte loads).
 pub const DOT_UNROLL: u32 = 4;
-/// Bytes of each warp's ring in the FMA dot-rows body (the entries but `thin_n` with B
-/// `[k, n]`): each lane copies its 16-byte chunks of the warp's streamed rows with `cp.async`
-/// into its own places in the ring, as many chunks ahead of its FMAs as the ring holds less
-/// one (11 per row with 2 rows per warp, 5 with the wide entry's 4), and reads back only what
-/// it copied itself. With one block per SM (the entries' registers allow no more) that keeps
-/// 88 KiB of the streamed operand in flight per SM, where 8 loads in flight per lane kept
-/// 32 KiB, and the H200 read B `[n, k]` at 74–76% of the copy bandwidth at the large f32
-/// layers (`docs/results/ragged-probe`, run 8) where a plain read reaches 104% (run 15).
-pub const DOT_RING_WARP_BYTES: u32 = 12 * 1024;
-/// Dynamic shared memory of the FMA dot-rows entries but `thin_n` with B `[k, n]`: every
-/// warp's ring (96 KiB; one block per SM, which fits sm_86's and sm_89's 100 KiB too).
-pub const DOT_RING_SHARED_BYTES: u32 = WARPS * DOT_RING_WARP_BYTES;
-/// Chunks of each streamed row a lane's share of the ring holds, for `rows` streamed rows
-/// per warp (a ring slot is one chunk of each row for every lane).
-pub const fn dot_ring_slots(rows: u32) -> u32 {
-    DOT_RING_WARP_BYTES / (rows * 32 * CHUNK_BYTES)
-}
 /// Rows of k the `thin_n` `[k, n]` kernel stages per step.
 pub const STAGE_K: u32 = 1024;
 /// Dynamic shared memory of the `thin_n` `[k, n]` kernel: [`THIN_MAX`] staged columns of
@@ -135,41 +116,19 @@ pub const MMA_DOT_ROWS: u32 = 16;
 /// k per warp step of the tensor-core dot-rows body: each lane loads 16 bytes (8 elements) of
 /// two of the 16 rows, so a step is 16 rows × 64 bytes and two `mma`s.
 pub const MMA_DOT_STEP_K: u32 = 32;
-/// Steps of k in each warp's ring of staging slots, in both tensor-core bodies: the warp's
-/// `cp.async` copies of both operands' steps run `MMA_STAGES − 1` steps ahead of its `mma`s,
-/// holding none of them in registers. (A ring of 6 steps of the streamed operand alone, with
-/// the small operand loaded from L1 one step ahead, ran slower than four steps of registers
-/// loaded and then used: 179 µs against 137 at 1 × 8192 × 28672 `[k, n]` and 261 against 142
-/// at m = 8 (`docs/results/ragged-probe`, run 16). The suspect: the small operand's loads,
-/// issued one step ahead, waited on L2, most where its 8 rows leave L1 less to hit.)
-pub const MMA_STAGES: u32 = 5;
-/// Bytes of the streamed operand in one warp step of either tensor-core body: 16 rows × 64
-/// bytes (dot rows: 16 streamed rows × [`MMA_DOT_STEP_K`] elements; column tiles:
-/// [`MMA_KN_STEP_K`] rows of B × [`MMA_KN_COLUMNS`]).
-pub const MMA_STEP_BYTES: u32 = 1024;
-/// Bytes of a staging slot kept for the small operand's step: dot rows, each lane's 16-byte
-/// chunk of its small row in each n8 tile (at most 2 × 512 bytes); column tiles, A's (at most
-/// 16) rows of 16 elements, [`MMA_KN_A_ROW_BYTES`] apart.
-pub const MMA_SMALL_BYTES: u32 = 1024;
-/// Bytes from one row of A to the next in a column-body slot: 32 bytes of elements and 16 of
-/// padding, so that the lanes reading elements `2q` of rows `g` fall in 32 different banks.
-pub const MMA_KN_A_ROW_BYTES: u32 = 48;
-/// Bytes of one staging slot: the streamed step, then the small operand's.
-pub const MMA_SLOT_BYTES: u32 = MMA_STEP_BYTES + MMA_SMALL_BYTES;
-/// Bytes of one warp's ring. After the warp's last step its f32 partial sums (at most 16 × 32
-/// of them) take the ring's start.
-pub const MMA_WARP_BYTES: u32 = MMA_STAGES * MMA_SLOT_BYTES;
-/// Dynamic shared memory of the tensor-core thin kernels, every body: each warp's ring
-/// (80 KiB: two blocks per SM on sm_80 and sm_90, one on sm_86's and sm_89's 100 KiB).
-pub const MMA_SHARED_BYTES: u32 = MMA_WARPS * MMA_WARP_BYTES;
+/// Steps each warp of the dot-rows body loads before using any (1 KiB each per warp).
+pub const MMA_DOT_UNROLL: u32 = 4;
+/// Dynamic shared memory of the tensor-core dot-rows body: one f32 partial sum per warp,
+/// streamed row and small row.
+pub const MMA_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * THIN_MAX * 4;
 /// The most thin rows of the wide thin kernels, `thin_m` with B `[n, k]` and
 /// `THIN_MAX < m ≤ WIDE_MAX`: the tensor-core `gemm_thin_m16_mma_<f16|bf16>_nk` (two n8 tiles
 /// of small rows in the dot-rows body) and the FMA `gemm_thin_m16_f32_nk` (the dot-rows body
 /// with [`WIDE_DOT_ROWS_PER_WARP`] streamed rows per warp). Separate entries from the 8-row
 /// ones, so that each is register-allocated alone: one tensor-core kernel holding both
-/// spilled. With B `[k, n]`, `gemm_thin_m16_mma_<f16|bf16>_kn` puts A's rows 8–15 in the
-/// column body's `mma` tiles (its first form, with four steps of B in registers, spilled, and
-/// with two ran at 0.63–0.94× cuBLAS on the H100's m = 16 layers, below v18).
+/// spilled. (B `[k, n]` has none: a tensor-core column body with all 16 rows of A in the `mma`
+/// spilled at four steps in flight and at two ran at 0.63–0.94× cuBLAS on the H100's m = 16
+/// layers, below v18.)
 pub const WIDE_MAX: u32 = 2 * THIN_MAX;
 /// Streamed rows per warp of the FMA wide dot-rows body (`gemm_thin_m16_f32_nk`): each lane's
 /// chunk of A (16 rows of it) is read from L1 once for this many rows of B, so L1 serves
@@ -178,12 +137,25 @@ pub const WIDE_MAX: u32 = 2 * THIN_MAX;
 pub const WIDE_DOT_ROWS_PER_WARP: u32 = 4;
 /// Streamed rows per block of the FMA wide dot-rows body.
 pub const WIDE_DOT_ROWS_PER_BLOCK: u32 = WARPS * WIDE_DOT_ROWS_PER_WARP;
+/// Dynamic shared memory of the wide dot-rows body: one f32 partial sum per warp, streamed
+/// row and small row.
+pub const MMA_WIDE_DOT_SHARED_BYTES: u32 = MMA_WARPS * MMA_DOT_ROWS * WIDE_MAX * 4;
 /// Columns of C per block of the tensor-core column body (`thin_m` with B `[k, n]`): each
 /// lane loads 16 bytes of a row of B, 4 lanes a row, so a warp step reads 64 bytes of each of
 /// [`MMA_KN_STEP_K`] rows.
 pub const MMA_KN_COLUMNS: u32 = 32;
 /// Rows of k per warp step of the tensor-core column body (the k of one m16n8k16 `mma`).
 pub const MMA_KN_STEP_K: u32 = 16;
+/// Steps each warp of the column body loads before using any (1 KiB each per warp).
+pub const MMA_KN_UNROLL: u32 = 4;
+/// Bytes of one warp's staging tile in the column body: one step of B, 16 rows × 64 bytes,
+/// from which `ldmatrix.trans` reads the `mma` fragments.
+pub const MMA_KN_STAGE_BYTES: u32 = MMA_KN_STEP_K * MMA_KN_COLUMNS * 2;
+/// Dynamic shared memory of the tensor-core column body: every warp's staging tile, then one
+/// f32 partial sum per warp, row of C and column.
+pub const MMA_KN_SHARED_BYTES: u32 =
+    MMA_WARPS * MMA_KN_STAGE_BYTES + MMA_WARPS * THIN_MAX * MMA_KN_COLUMNS * 4;
+
 /// Most warps of a column-body block that sit side by side along n (what the kernel can run):
 /// a block covers `column_warps ·` [`MMA_KN_COLUMNS`] columns, its warps on different columns
 /// and, when fewer than [`MMA_WARPS`] sit side by side, the rest on different steps of k.
@@ -265,27 +237,16 @@ const _: () = {
     // Staged tiles start on chunk boundaries of every element type (and 32 chunks per warp).
     assert!(STAGE_K.is_multiple_of(32 * MAX_CHUNK_ELEMENTS));
     assert!(STAGED_SHARED_BYTES <= 48 * 1024 && KN_SHARED_BYTES <= 48 * 1024);
-    // The FMA dot-rows ring: whole slots for 2 and 4 rows per warp, at least 3 of them, within
-    // the 99 KiB a block may have on sm_86 and sm_89.
-    assert!(dot_ring_slots(DOT_ROWS_PER_WARP) == 12 && dot_ring_slots(WIDE_DOT_ROWS_PER_WARP) == 6);
-    assert!(DOT_RING_SHARED_BYTES <= 99 * 1024);
     // The tensor-core bodies: one m16n8k16 tile of rows, two `mma`s per dot-rows step (16
     // bytes per lane), four n8 tiles per column step, eight rows of C in the tile's first half.
     assert!(MMA_WARPS == 8 && MMA_DOT_ROWS == 16 && THIN_MAX == 8);
     assert!(MMA_DOT_STEP_K * 2 == 4 * CHUNK_BYTES && MMA_KN_COLUMNS * 2 == 4 * CHUNK_BYTES);
-    assert!(MMA_SHARED_BYTES <= 99 * 1024 && MMA_STAGES >= 2);
-    // A warp step of either body is one staging tile, and a warp's partial sums (at most 16
-    // rows by 32 columns in the wide column body, 16 by 16 in the wide dot rows) fit in its
-    // ring.
-    assert!(MMA_STEP_BYTES == MMA_DOT_ROWS * MMA_DOT_STEP_K * 2);
-    assert!(MMA_STEP_BYTES == MMA_KN_STEP_K * MMA_KN_COLUMNS * 2);
-    assert!(2 * 32 * CHUNK_BYTES <= MMA_SMALL_BYTES && WIDE_MAX * MMA_KN_A_ROW_BYTES <= MMA_SMALL_BYTES);
-    assert!(WIDE_MAX * MMA_KN_COLUMNS * 4 <= MMA_WARP_BYTES);
-    assert!(MMA_DOT_ROWS * WIDE_MAX * 4 <= MMA_WARP_BYTES);
+    assert!(MMA_DOT_SHARED_BYTES <= 48 * 1024 && MMA_KN_SHARED_BYTES <= 48 * 1024);
     // The wide dot-rows store: one output per thread.
     assert!(MMA_DOT_ROWS * WIDE_MAX == MMA_THREADS);
     // The FMA dot-rows body holds at most 16 small rows and 4 streamed rows per lane.
     assert!(WIDE_MAX <= 16 && WIDE_DOT_ROWS_PER_WARP <= 4);
+    assert!(MMA_WIDE_DOT_SHARED_BYTES <= 48 * 1024);
     // The short-rows body: a warp stages one row's slice per load (a lane per column), B's
     // slice is one (k, column) pair per thread, and every thread owns one row.
     assert!(ROWS_SLICE_K == 32 && ROWS_SLICE_K * THIN_MAX == THREADS && ROWS_PER_BLOCK == THREADS);
@@ -305,8 +266,8 @@ mod tests {
         assert_eq!(STAGED_SHARED_BYTES, 32_768);
         assert_eq!(KN_STEP_K, 256);
         assert_eq!(KN_SHARED_BYTES, 16_384 + 16_384);
-        assert_eq!(MMA_SHARED_BYTES, 8 * 5 * 2048);
-        assert_eq!(DOT_RING_SHARED_BYTES, 96 * 1024);
+        assert_eq!(MMA_DOT_SHARED_BYTES, 4096);
+        assert_eq!(MMA_KN_SHARED_BYTES, 8192 + 8192);
         assert_eq!(ROWS_SHARED_BYTES, 256 * 33 * 4 + 32 * 8 * 4);
     }
 

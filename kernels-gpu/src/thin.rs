@@ -8,10 +8,8 @@
 //!
 //! * `dot_rows`: the streamed operand's rows are contiguous along k (`thin_m` with B
 //!   `[n, k]`: B's rows; `thin_n`: A's rows). A warp owns [`DOT_ROWS_PER_WARP`] of them, its
-//!   lanes read consecutive 16-byte chunks (copied with `cp.async` into each lane's own places
-//!   in the warp's ring in shared memory, [`DOT_RING_WARP_BYTES`], 11 chunks per row ahead of
-//!   the FMAs; with B `[k, n]` staged, [`DOT_UNROLL`] per row loaded into registers) and each
-//!   lane accumulates all (at most 8) dot products of its chunks with the small operand's rows; a
+//!   lanes read consecutive 16-byte chunks ([`DOT_UNROLL`] per row in flight) and each lane
+//!   accumulates all (at most 8) dot products of its chunks with the small operand's rows; a
 //!   butterfly of warp shuffles sums the lanes in a fixed order. For `thin_n` with B `[k, n]`,
 //!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
 //!   time in shared memory, transposed to `[column][k]` f32 (zeros past k). The wide f32
@@ -48,14 +46,13 @@
 //! [`WIDE_DOT_ROWS_PER_BLOCK`]), y = 1, z = min(batch,
 //! 65 535) (thin_m `[k, n]` under split-K: min(splits·batch, 65 535)) (a block walks x and z
 //! in grid-sized steps); dynamic shared memory
-//! [`KN_SHARED_BYTES`] (thin_m `[k, n]`), [`STAGED_SHARED_BYTES`] (thin_n `[k, n]`),
-//! [`DOT_RING_SHARED_BYTES`] (the others). Preconditions: `m, n, k, batch ≥ 1`; `m ≤ THIN_MAX` for `thin_m` (`m ≤ WIDE_MAX`
+//! [`KN_SHARED_BYTES`] (thin_m `[k, n]`), [`STAGED_SHARED_BYTES`] (thin_n `[k, n]`), 0 (the
+//! others). Preconditions: `m, n, k, batch ≥ 1`; `m ≤ THIN_MAX` for `thin_m` (`m ≤ WIDE_MAX`
 //! for the wide entry), `n ≤ THIN_MAX` for `thin_n`; addresses as [`GemmArgs`] describes them, each aligned to its element size.
 
 use crate::device::{
-    block_x, block_z, commit_async_copies, copy_async_16, fma, grid_dim_x, grid_dim_z,
-    load_shared_16, opaque_mad, read4, shared_address, shared_f32, sync_threads, sync_warp,
-    thread_x, wait_async_copies, write4,
+    block_x, block_z, fma, grid_dim_x, grid_dim_z, opaque_mad, read4, shared_f32, sync_threads,
+    sync_warp, thread_x, write4,
 };
 use crate::element::{Bf16, Element, F16};
 use crate::epilogue;
@@ -64,16 +61,15 @@ use core::arch::asm;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
-    CHUNK_BYTES, DOT_RING_WARP_BYTES, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_A_SLOT, KN_CHUNKS,
-    KN_K_SLICES, KN_PARTIALS, KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX, THREADS,
-    WARPS, WIDE_DOT_ROWS_PER_WARP, WIDE_MAX, dot_ring_slots, kn_min_blocks_per_sm,
+    CHUNK_BYTES, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_A_SLOT, KN_CHUNKS, KN_K_SLICES, KN_PARTIALS,
+    KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX, THREADS, WARPS,
+    WIDE_DOT_ROWS_PER_WARP, WIDE_MAX, kn_min_blocks_per_sm,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
 use gemm_geometry::thin::{
-    DOT_RING_SHARED_BYTES, DOT_ROWS_PER_BLOCK, KN_SHARED_BYTES, STAGED_SHARED_BYTES,
-    WIDE_DOT_ROWS_PER_BLOCK,
+    DOT_ROWS_PER_BLOCK, KN_SHARED_BYTES, STAGED_SHARED_BYTES, WIDE_DOT_ROWS_PER_BLOCK,
 };
 
 // The bodies below are unrolled for exactly these numbers (the dot-rows body for at most
@@ -451,17 +447,13 @@ unsafe fn accumulate<E: ThinElement, const STAGED: bool, const ROWS: u32, const 
 }
 
 /// This lane's share of chunks `q_begin..q_end` (of all rows' chunks): chunks
-/// `q_begin + lane + 32·i`. Whole chunks, when 16-byte loads are legal, go through the warp's
-/// ring (`ring`, its shared-memory address; not `STAGED`, whose shared memory holds the
-/// staged tile): the lane copies them with `cp.async` `dot_ring_slots(ROWS) − 1` chunks ahead
-/// of its FMAs and reads back only its own copies. With `STAGED` they go `unroll` at a time
-/// per row, so that every lane keeps `DOT_UNROLL · DOT_ROWS_PER_WARP` (8) loads in flight. The
-/// rest (the partial last chunk, or everything when vector loads are not legal) one at a time.
+/// `q_begin + lane + 32·i`. Whole chunks go `unroll` at a time per row with 16-byte loads when
+/// legal, so that every lane keeps `DOT_UNROLL · DOT_ROWS_PER_WARP` (8) loads in flight
+/// whatever `ROWS` is (4 chunks of 2 rows, or 2 of 4); the rest (the partial last chunk, or
+/// everything when vector loads are not legal) one at a time.
 ///
 /// # Safety
-/// As [`small_chunk`], for every chunk in the range; without `STAGED`, `ring` must be this
-/// warp's [`DOT_RING_WARP_BYTES`] of the launch's dynamic shared memory, which only this warp
-/// uses.
+/// As [`small_chunk`], for every chunk in the range.
 #[inline(always)]
 unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const SMALL: u32>(
     item: &DotItem,
@@ -469,7 +461,6 @@ unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const
     q_end: u32,
     k0: u32,
     lane: u32,
-    ring: u32,
     acc: &mut DotSums,
 ) {
     let full_chunks = item.k / E::CHUNK;
@@ -480,68 +471,7 @@ unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const
     };
     let unroll = const { DOT_UNROLL * DOT_ROWS_PER_WARP / ROWS };
     let mut q = q_begin + lane;
-    if item.vector && !STAGED {
-        let slots = const { dot_ring_slots(ROWS) };
-        // This lane's whole chunks: q_begin + lane + 32·j for j below `steps`.
-        let steps = if q < full_end {
-            (full_end - q).div_ceil(32)
-        } else {
-            0
-        };
-        // The lane's place for row r's chunk of step j: a slot holds one chunk of each row
-        // for every lane, rows 512 bytes apart.
-        let place = |j: u32, r: u32| {
-            ring + (j % slots) * (ROWS * 32 * CHUNK_BYTES)
-                + r * 32 * CHUNK_BYTES
-                + lane * CHUNK_BYTES
-        };
-        // Step j's copies, as one group (empty past the lane's steps, so that every step
-        // waits on the same count).
-        let copy = |j: u32| {
-            if j < steps {
-                let chunk = (q + 32 * j) as u64 * CHUNK_BYTES as u64;
-                seq!(r in 0..4 {
-                    if r < ROWS && item.valid[r] {
-                        // SAFETY: a whole chunk of an existing row, 16-byte aligned; into this
-                        // lane's own place in the warp's ring.
-                        unsafe {
-                            copy_async_16(place(j, r), (item.row::<ROWS>(r) + chunk) as *const u8, true)
-                        };
-                    }
-                });
-            }
-            commit_async_copies();
-        };
-        let mut j = 0;
-        while j + 1 < slots {
-            copy(j);
-            j += 1;
-        }
-        j = 0;
-        while j < steps {
-            // Step j's group has landed (the ones after it may not have).
-            if ROWS == DOT_ROWS_PER_WARP {
-                wait_async_copies::<{ dot_ring_slots(DOT_ROWS_PER_WARP) - 2 }>();
-            } else {
-                wait_async_copies::<{ dot_ring_slots(WIDE_DOT_ROWS_PER_WARP) - 2 }>();
-            }
-            let mut big: DotChunks = [[0.0; 8]; MAX_ROWS as usize];
-            seq!(r in 0..4 {
-                if r < ROWS && item.valid[r] {
-                    // SAFETY: this lane's own copy, waited for above.
-                    big[r] = E::widen(unsafe { load_shared_16(place(j, r)) });
-                }
-            });
-            // The places step j − 1 used (read into registers that its FMAs consumed) take
-            // step j + slots − 1.
-            copy(j + slots - 1);
-            // SAFETY: a whole chunk (below full_end), as the caller promises.
-            unsafe { accumulate::<E, STAGED, ROWS, SMALL>(item, q + 32 * j, true, k0, &big, acc) };
-            j += 1;
-        }
-        q += 32 * steps;
-    }
-    if item.vector && STAGED {
+    if item.vector {
         while q + 32 * (unroll - 1) < full_end {
             // Every load of the group goes out before any is used.
             let mut raw = [[[0u32; 4]; 4]; MAX_ROWS as usize];
@@ -686,8 +616,6 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL
     let rows_per_block = WARPS * ROWS;
     let groups = big_count.div_ceil(rows_per_block);
     let chunks = args.k.div_ceil(E::CHUNK);
-    // This warp's ring (the entries but STAGED: DOT_RING_SHARED_BYTES).
-    let ring = shared_address(shared_f32()) + warp * DOT_RING_WARP_BYTES;
 
     let mut z = block_z();
     while z < args.batch {
@@ -745,16 +673,15 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL
                     // SAFETY: the tile holds k0..tile_end, the chunks q_begin..q_end.
                     unsafe {
                         lane_chunks::<E, true, ROWS, SMALL>(
-                            &item, q_begin, q_end, k0, lane, 0, &mut acc,
+                            &item, q_begin, q_end, k0, lane, &mut acc,
                         )
                     };
                     k0 += STAGE_K;
                 }
             } else {
-                // SAFETY: the item describes batch item z of the operands; `ring` is this
-                // warp's.
+                // SAFETY: the item describes batch item z of the operands.
                 unsafe {
-                    lane_chunks::<E, false, ROWS, SMALL>(&item, 0, chunks, 0, lane, ring, &mut acc)
+                    lane_chunks::<E, false, ROWS, SMALL>(&item, 0, chunks, 0, lane, &mut acc)
                 };
             }
             // Lane (ROWS·s + r) mod 32 stores output (s, r): the warp's ≤ 16 outputs (64 in

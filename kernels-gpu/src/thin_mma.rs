@@ -9,17 +9,15 @@
 //! what one costs, the tensor cores run at a few percent of their rate, and each thread keeps
 //! its registers for loads in flight.
 //!
-//! Two bodies, numbers in [`gemm_geometry::thin`] (the host reads them too), each with a wide
-//! variant for up to [`WIDE_MAX`] rows of C:
+//! Two bodies, numbers in [`gemm_geometry::thin`] (the host reads them too), and a wide
+//! variant of the first:
 //!
 //! * **dot rows** (`thin_m` with B `[n, k]`, `thin_n` with B `[n, k]`): the streamed rows are
 //!   contiguous along k (B's rows for `thin_m`, A's for `thin_n`), and so are the small
 //!   operand's. The `mma`'s A operand is 16 streamed rows, its B operand the 8 small rows
 //!   (both K-major, as `mma.sync`'s `row.col` wants them), its 16×8 result the tile of C (of
-//!   Cᵀ for `thin_m`). Lane `(g, q)` (`g = lane / 4`, `q = lane % 4`) reads 16 bytes, elements
-//!   `8q .. 8q + 8` of the step's 32, of streamed rows `g` and `g + 8` and of small row `g`
-//!   (through its own places in the warp's ring of staging slots, which it fills with
-//!   `cp.async` [`MMA_STAGES`]` − 1` steps ahead, so it reads back only its own copies), and
+//!   Cᵀ for `thin_m`). Lane `(g, q)` (`g = lane / 4`, `q = lane % 4`) loads 16 bytes, elements
+//!   `8q .. 8q + 8` of the step's 32, of streamed rows `g` and `g + 8` and of small row `g`, and
 //!   feeds them to two `mma`s as they are: the fragment layout wants elements `2q, 2q + 1` and
 //!   `2q + 8, 2q + 9` of a 16-wide slice of k, and since a dot product does not care in which
 //!   order k is walked, the `mma`s are simply told that the lane's first two words are those
@@ -28,30 +26,26 @@
 //! * **wide dot rows** (`thin_m16_mma`: `thin_m` with B `[n, k]` and m ≤ [`WIDE_MAX`]):
 //!   the same with two n8 tiles of small rows, rows `g` and `g + 8` of A per lane, four `mma`s
 //!   per step. Separate entries, so that their registers are allocated apart from the 8-row
-//!   ones. At the H100's m = 16 LLM layers they ran at 1.03–1.31× cuBLAS, where v18 ran at
-//!   0.68–1.04× (`docs/results/thin-m16`, with the streamed steps in registers).
+//!   ones; their small rows are read just before each step rather than with the streamed
+//!   loads (in flight with them, they spilled). At the H100's m = 16 LLM layers they run at
+//!   1.03–1.31× cuBLAS, where v18 ran at 0.68–1.04× (`docs/results/thin-m16`). There is no
+//!   wide column body: with all 16 rows of A in the `mma` it spilled at four steps in flight
+//!   and ran below v18 at two.
 //! * **column tiles** (`thin_m` with B `[k, n]`): B's rows are contiguous along n, so a lane's
 //!   16-byte load holds 8 columns of one row of k, where the `mma` wants 2 rows of k of one
-//!   column. Each warp copies its steps of B (16 rows × 32 columns, 1 KiB, XOR-swizzled so
-//!   that neither the copies nor the reads conflict) and of A (its rows' 16 elements) with
-//!   `cp.async` into its own ring of [`MMA_STAGES`] staging slots in shared memory,
-//!   [`MMA_STAGES`]` − 1` steps ahead of its `mma`s, and reads the B fragments back with
-//!   `ldmatrix.trans`; A's rows give the A fragment (rows 8–15 zero). The
+//!   column. Each warp stores its step of B (16 rows × 32 columns) to its own 1 KiB of shared
+//!   memory, XOR-swizzled so that neither the stores nor the reads conflict, and reads the B
+//!   fragments back with `ldmatrix.trans`; A's rows give the A fragment (rows 8–15 zero). The
 //!   result's first 8 rows are C's rows, and lane `(g, q)` holds columns `8j + 2q, 8j + 2q + 1`
 //!   of row `g` in n-tile `j`. Where n is large, 2 or 4 warps of a block sit side by side
 //!   along n ([`kn_column_warps`], which the kernel reads back from its grid), so that a block
 //!   reads 128 or 256 bytes of each row of B instead of 64: at n = 28672 and 57344 that took
 //!   B from 65–82% to 85–92% of the copy bandwidth (`docs/results/thin-kn-wide`).
-//! * **wide column tiles** (`thin_m16_mma` with B `[k, n]` and m ≤ [`WIDE_MAX`]): the same,
-//!   with A's rows 8–15 in the `mma` tile's second half (which the narrow body fills with
-//!   zeros): the same loads of B, `mma`s and accumulators, two more loads of A per step. Its
-//!   first form, with B's steps in registers, spilled at four steps in flight and ran below
-//!   v18 at two (`docs/results/thin-m16`); the ring holds no loads in registers.
 //!
 //! In both, a block's [`MMA_WARPS`] warps work on the same tile of C (of one column warp's 32
 //! columns, in the column body), warp `w` on steps `w, w + 8, w + 16, …` of k (`w / c`, in
 //! steps of `8 / c`, with `c` column warps), so the block reads long runs of each row, each with
-//! [`MMA_STAGES`]` − 1` steps of loads in flight. At the end, the warps'
+//! [`MMA_DOT_UNROLL`] or [`MMA_KN_UNROLL`] steps of loads in flight. At the end, the warps'
 //! partial tiles go to shared memory and are added in warp order: no atomics, results
 //! bit-identical from run to run. Only the column body sums across blocks, and only under
 //! split-K (slices of k along grid z, raw sums into the workspace, the reduction kernel of
@@ -63,35 +57,33 @@
 //! Launch: [`MMA_THREADS`] threads (1-D); grid x = ⌈big / per block⌉ ([`MMA_DOT_ROWS`]
 //! streamed rows, or [`MMA_KN_COLUMNS`] columns of C), y = 1, z = min(batch, 65 535) (the
 //! column body under split-K: min(splits·batch, 65 535)) (a block walks x and z in grid-sized
-//! steps); dynamic shared memory [`MMA_SHARED_BYTES`]. Preconditions: `m, n, k, batch ≥ 1`; the thin dimension at most
+//! steps); dynamic shared memory [`MMA_DOT_SHARED_BYTES`] or
+//! [`MMA_KN_SHARED_BYTES`]. Preconditions: `m, n, k, batch ≥ 1`; the thin dimension at most
 //! [`THIN_MAX`]; A's, B's and C's base addresses multiples of 16 bytes, their leading
 //! dimensions and (with batch > 1) batch strides multiples of 8 elements.
 
 use crate::device::{
-    block_x, block_z, commit_async_copies, copy_async_16, grid_dim_x, grid_dim_z, load_shared_16,
-    load_shared_u32, shared_address, shared_f32, store_shared_16, sync_threads, sync_warp,
-    thread_x, wait_async_copies,
+    block_x, block_z, grid_dim_x, grid_dim_z, shared_address, shared_f32, store_shared_16,
+    sync_threads, sync_warp, thread_x,
 };
 use crate::element::{Bf16, F16};
 use crate::split_k;
 use crate::tensor_core::{HalfElement, load_matrix_x4_transposed};
-use crate::thin::{load_b16, load_streamed, store, store_item};
+use crate::thin::{load_b16, load_cached, load_streamed, store, store_item};
 use core::arch::asm;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
-    MMA_DOT_ROWS, MMA_DOT_STEP_K, MMA_KN_A_ROW_BYTES, MMA_KN_COLUMNS, MMA_KN_STEP_K,
-    MMA_SLOT_BYTES, MMA_STAGES, MMA_STEP_BYTES, MMA_THREADS, MMA_WARP_BYTES, MMA_WARPS, THIN_MAX,
-    WIDE_MAX, kn_column_warps_of_grid,
+    MMA_DOT_ROWS, MMA_DOT_STEP_K, MMA_DOT_UNROLL, MMA_KN_COLUMNS, MMA_KN_STAGE_BYTES,
+    MMA_KN_STEP_K, MMA_KN_UNROLL, MMA_THREADS, MMA_WARPS, THIN_MAX, WIDE_MAX,
+    kn_column_warps_of_grid,
 };
 use seq_macro::seq;
 
 #[cfg(doc)]
-use gemm_geometry::thin::{MMA_SHARED_BYTES, kn_column_warps};
+use gemm_geometry::thin::{MMA_DOT_SHARED_BYTES, MMA_KN_SHARED_BYTES, kn_column_warps};
 
 // The bodies below are unrolled for exactly these numbers.
-const _: () = assert!(MMA_WARPS == 8);
-// The column body's ring is primed with exactly this many steps (its `seq!` below).
-const _: () = assert!(MMA_STAGES == 5);
+const _: () = assert!(MMA_DOT_UNROLL == 4 && MMA_KN_UNROLL == 4 && MMA_WARPS == 8);
 const _: () = assert!(MMA_DOT_STEP_K == 32 && MMA_KN_STEP_K == 16 && MMA_KN_COLUMNS == 32);
 const _: () = assert!(WIDE_MAX == 2 * THIN_MAX && MMA_THREADS == 256);
 
@@ -220,10 +212,6 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args:
     // Columns of the block's tile (small rows it can hold).
     let span = 8 * TILES as u32;
     let partials = shared_f32();
-    // This warp's ring of staging tiles; after the warp's last step, its partial sums take
-    // the ring's start (warp w's at float w · MMA_WARP_BYTES / 4).
-    let ring = shared_address(partials) + warp * MMA_WARP_BYTES;
-    let warp_floats = MMA_WARP_BYTES / 4;
 
     let mut z = block_z();
     while z < args.batch {
@@ -249,68 +237,56 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args:
                 big_item + row as u64 * big_ld as u64 * BYTES
             };
             let rows = [row_start(g), row_start(g + 8)];
-            let mut acc = [[[0.0f32; 4]; TILES]; 2];
-            // This warp's full steps: warp + j · MMA_WARPS for j below `steps`, through its
-            // ring. Each lane reads back only what it copied itself (its 16 bytes of rows g
-            // and g + 8, at `mine` in the two halves of a tile), so its own wait suffices.
-            let steps = if warp < full_steps {
-                (full_steps - warp).div_ceil(MMA_WARPS)
-            } else {
-                0
-            };
-            let offset_of = |j: u32| (warp + j * MMA_WARPS) as u64 * step_bytes + lane_bytes;
-            let tile_of = |j: u32| ring + (j % MMA_STAGES) * MMA_SLOT_BYTES;
-            // The lane's places in a slot: its 16 bytes of rows g and g + 8, then of its small
-            // row in each n8 tile.
-            let mine = [lane * 16, MMA_STEP_BYTES / 2 + lane * 16];
-            let mine_small = |t: usize| MMA_STEP_BYTES + t as u32 * 512 + lane * 16;
-            // Step j's copies, as one group (empty past the warp's steps, so that every
-            // iteration waits on the same count).
-            let copy = |j: u32| {
-                if j < steps {
-                    let (tile, offset) = (tile_of(j), offset_of(j));
-                    // SAFETY: a whole step of k inside each row, 16-byte aligned (the module's
-                    // preconditions), into this lane's own places of one of this warp's tiles.
-                    unsafe {
-                        copy_async_16(tile + mine[0], (rows[0] + offset) as *const u8, true);
-                        copy_async_16(tile + mine[1], (rows[1] + offset) as *const u8, true);
-                        for t in 0..TILES {
-                            let small = (small_start[t] + offset) as *const u8;
-                            copy_async_16(tile + mine_small(t), small, true);
-                        }
-                    }
+            // The lane's 16 bytes at `offset` of its streamed rows, and of its small rows (one
+            // chunk per n8 tile).
+            let load_big = |offset: u64| {
+                // SAFETY: a whole step of k inside each row, 16-byte aligned (the callers pass
+                // only whole steps; the module's preconditions).
+                unsafe {
+                    [
+                        load_streamed(rows[0] + offset),
+                        load_streamed(rows[1] + offset),
+                    ]
                 }
-                commit_async_copies();
             };
-            seq!(j in 0..4 {
-                copy(j);
-            });
-            let mut j = 0;
-            while j < steps {
-                // Step j's group has landed (the ones after it may not have).
-                wait_async_copies::<{ MMA_STAGES - 2 }>();
-                let tile = tile_of(j);
-                // SAFETY: this lane's own copies, waited for above.
-                let (big, small) = unsafe {
-                    let mut small = [[0u32; 4]; TILES];
-                    for t in 0..TILES {
-                        small[t] = load_shared_16(tile + mine_small(t));
+            let load_small = |offset: u64| {
+                let mut small = [[0u32; 4]; TILES];
+                for t in 0..TILES {
+                    // SAFETY: as `load_big`.
+                    small[t] = unsafe { load_cached(small_start[t] + offset) };
+                }
+                small
+            };
+            let mut acc = [[[0.0f32; 4]; TILES]; 2];
+            let mut step = warp;
+            while step + MMA_WARPS * (MMA_DOT_UNROLL - 1) < full_steps {
+                // Every streamed load of the group goes out before any is used. One tile of
+                // small rows is loaded with them; two are read just before their step (L1
+                // hits), so that they hold no registers across the group: in flight with the
+                // streamed loads, they made the 16-row kernels spill.
+                let mut big = [[[0u32; 4]; 2]; 4];
+                let mut small = [[[0u32; 4]; TILES]; 4];
+                seq!(u in 0..4 {
+                    let offset = (step + MMA_WARPS * u) as u64 * step_bytes + lane_bytes;
+                    big[u] = load_big(offset);
+                    if TILES == 1 {
+                        small[u] = load_small(offset);
                     }
-                    (
-                        [
-                            load_shared_16(tile + mine[0]),
-                            load_shared_16(tile + mine[1]),
-                        ],
-                        small,
-                    )
-                };
-                // The slot step j − 1 used (its values consumed by that step's `mma`s) takes
-                // step j + STAGES − 1.
-                copy(j + MMA_STAGES - 1);
-                dot_step::<E, TILES>(&mut acc, &big, &small);
-                j += 1;
+                });
+                seq!(u in 0..4 {
+                    if TILES > 1 {
+                        small[u] = load_small((step + MMA_WARPS * u) as u64 * step_bytes + lane_bytes);
+                    }
+                    dot_step::<E, TILES>(&mut acc, &big[u], &small[u]);
+                });
+                step += MMA_WARPS * MMA_DOT_UNROLL;
             }
-            let step = warp + steps * MMA_WARPS;
+            while step < full_steps {
+                let offset = step as u64 * step_bytes + lane_bytes;
+                let big = load_big(offset);
+                dot_step::<E, TILES>(&mut acc, &big, &load_small(offset));
+                step += MMA_WARPS;
+            }
             if step == full_steps && !k.is_multiple_of(MMA_DOT_STEP_K) {
                 // The partial last step: this warp's, element by element.
                 let index = step * MMA_DOT_STEP_K + q * 8;
@@ -331,14 +307,12 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args:
                 dot_step::<E, TILES>(&mut acc, &big, &small);
             }
             // Lane (g, q) holds rows g, g + 8 and columns 8t + 2q, 8t + 2q + 1 of the warp's
-            // 16 × span tile. It goes to the start of the warp's ring, once every lane has read
-            // its last step there.
-            sync_warp();
+            // 16 × span tile.
             for t in 0..TILES {
                 seq!(i in 0..4 {
-                    let row = g + 8 * (i / 2);
-                    let at = warp * warp_floats + row * span + 8 * t as u32 + 2 * q + i % 2;
-                    // SAFETY: inside the warp's ring (16 × span floats ≤ MMA_WARP_BYTES).
+                    let row = warp * MMA_DOT_ROWS + g + 8 * (i / 2);
+                    let at = row * span + 8 * t as u32 + 2 * q + i % 2;
+                    // SAFETY: inside the entry's dot-rows shared memory (16 × span per warp).
                     unsafe { *partials.add(at as usize) = acc[0][t][i] + acc[1][t][i] };
                 });
             }
@@ -352,8 +326,8 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args:
             if thread < MMA_DOT_ROWS * span && first + r < big_count && s < small_count {
                 let mut sum = 0.0f32;
                 seq!(w in 0..8 {
-                    let at = w * warp_floats + r * span + s;
-                    // SAFETY: inside MMA_SHARED_BYTES, written before the barrier.
+                    let at = (w * MMA_DOT_ROWS + r) * span + s;
+                    // SAFETY: inside MMA_DOT_SHARED_BYTES, written before the barrier.
                     sum += unsafe { *partials.add(at as usize) };
                 });
                 let (c_row, c_col) = if THIN_M {
@@ -364,7 +338,7 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args:
                 // SAFETY: c_row < m and c_col < n.
                 unsafe { store::<E>(args, c_item, c_row, c_col, sum) };
             }
-            // The partials are read before the next group's copies overwrite them.
+            // The partials are read before the next group's are written.
             sync_threads();
             group += grid_dim_x();
         }
@@ -378,7 +352,7 @@ unsafe fn dot_rows<E: HalfElement, const THIN_M: bool, const TILES: usize>(args:
 /// fall in 8 different 16-byte bank groups.
 #[inline(always)]
 fn staged(row: u32, chunk: u32) -> u32 {
-    row * (MMA_STEP_BYTES / MMA_KN_STEP_K) + (chunk ^ (row / 2 % 4)) * 16
+    row * (MMA_KN_STAGE_BYTES / MMA_KN_STEP_K) + (chunk ^ (row / 2 % 4)) * 16
 }
 
 /// Chunk `column .. column + 8` of B's row at byte address `at` (the chunk's start): one
@@ -398,61 +372,17 @@ unsafe fn b_chunk(at: u64, whole: bool, column: u32, n: u32) -> [u32; 4] {
     }
 }
 
-/// A lane's A fragment for one column-body step, from `pair(address, element)` (the two
-/// elements there, packed): elements `first, first + 1` and `first + 8, first + 9` of A's rows
-/// starting at `rows[0]` (the lane's row g) and, when `WIDE`, `rows[1]` (row g + 8; else zeros,
-/// the narrow body's empty half of the `mma` tile), in the `mma`'s order.
-#[inline(always)]
-fn a_fragment<const WIDE: bool>(
-    rows: [u64; 2],
-    first: u32,
-    pair: impl Fn(u64, u32) -> u32,
-) -> [u32; 4] {
-    let at = |row: u64, index: u32| pair(row + index as u64 * BYTES, index);
-    let low = [at(rows[0], first), at(rows[0], first + 8)];
-    if WIDE {
-        [low[0], at(rows[1], first), low[1], at(rows[1], first + 8)]
-    } else {
-        [low[0], 0, low[1], 0]
-    }
-}
-
-/// The four m16n8k16 `mma`s of one column-body step: B's fragments read from a staging tile
-/// with `ldmatrix.trans` (the lane's rows at `load_at`), A's rows as the A fragment.
+/// One column-body step: the lane's two chunks of B (rows g and g + 8 of the step) through
+/// the warp's staging tile into B fragments, and four m16n8k16 `mma`s with A's rows.
 ///
 /// # Safety
-/// `load_at` must be this lane's addresses in a staging tile of this warp (as
-/// [`column_tiles`] computes them) whose step every lane has written and made visible (a
-/// `sync_warp` after the stores, or after each lane's wait for its copies); every lane of the
-/// warp must call it together.
-#[inline(always)]
-unsafe fn tile_mmas<E: HalfElement>(acc: &mut [[f32; 4]; 4], a: &[u32; 4], load_at: [u32; 2]) {
-    // SAFETY: the whole warp, each lane at a 16-byte row of the tile.
-    let (low, high) = unsafe {
-        (
-            load_matrix_x4_transposed(load_at[0]),
-            load_matrix_x4_transposed(load_at[1]),
-        )
-    };
-    E::mma_m16n8k16(&mut acc[0], a, &[low[0], low[1]]);
-    E::mma_m16n8k16(&mut acc[1], a, &[low[2], low[3]]);
-    E::mma_m16n8k16(&mut acc[2], a, &[high[0], high[1]]);
-    E::mma_m16n8k16(&mut acc[3], a, &[high[2], high[3]]);
-}
-
-/// One column-body step from registers (the edges: the last block column, the partial last step
-/// of k): the lane's two chunks of B (rows g and g + 8 of the step) through the warp's first
-/// staging tile into B fragments, and [`tile_mmas`].
-///
-/// # Safety
-/// `store_at` and `load_at` must be this lane's addresses in this warp's first staging tile
-/// (as [`column_tiles`] computes them), with no copy into it in flight; every lane of the warp
-/// must call it together.
+/// `store_at` and `load_at` must be this lane's addresses in this warp's staging tile (as
+/// [`column_tiles`] computes them); every lane of the warp must call it together.
 #[inline(always)]
 unsafe fn column_step<E: HalfElement>(
     acc: &mut [[f32; 4]; 4],
     raw: &[[u32; 4]; 2],
-    a: &[u32; 4],
+    a: &[u32; 2],
     store_at: [u32; 2],
     load_at: [u32; 2],
 ) {
@@ -464,8 +394,19 @@ unsafe fn column_step<E: HalfElement>(
         store_shared_16(store_at[1], raw[1]);
     }
     sync_warp();
-    // SAFETY: the tile written above, the whole warp.
-    unsafe { tile_mmas::<E>(acc, a, load_at) };
+    // SAFETY: the whole warp, each lane at a 16-byte row of the tile written above.
+    let (low, high) = unsafe {
+        (
+            load_matrix_x4_transposed(load_at[0]),
+            load_matrix_x4_transposed(load_at[1]),
+        )
+    };
+    // A's rows 8–15 do not exist: zero.
+    let a = [a[0], 0, a[1], 0];
+    E::mma_m16n8k16(&mut acc[0], &a, &[low[0], low[1]]);
+    E::mma_m16n8k16(&mut acc[1], &a, &[low[2], low[3]]);
+    E::mma_m16n8k16(&mut acc[2], &a, &[high[0], high[1]]);
+    E::mma_m16n8k16(&mut acc[3], &a, &[high[2], high[3]]);
 }
 
 /// The column body: `thin_m` with B `[k, n]` (see the module documentation).
@@ -482,7 +423,7 @@ unsafe fn column_step<E: HalfElement>(
 /// As [`dot_rows`]; under split-K the grid's z walks [`split_k::items`] and `args.workspace`
 /// holds `splits·batch·m·n` fp32 (see [`crate::split_k`]).
 #[inline(always)]
-unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args: &GemmArgs) {
+unsafe fn column_tiles<E: HalfElement, const SPLIT: bool>(args: &GemmArgs) {
     let thread = thread_x();
     let (lane, warp) = (thread % 32, thread / 32);
     let (g, q) = (lane / 4, lane % 4);
@@ -496,28 +437,21 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
     let block_columns = column_warps * MMA_KN_COLUMNS;
     let groups = n.div_ceil(block_columns);
     let ldb_bytes = args.ldb as u64 * BYTES;
-    // Rows of the tile that hold rows of C: 8, or 16 in the wide body (rows 8–15 of the `mma`
-    // tile zero in the narrow one).
-    let tile_rows = if WIDE { WIDE_MAX } else { THIN_MAX };
-    // The lane's rows of A, g and (wide) g + 8; lanes past A's rows read the last one: their
-    // rows of the tile are not stored.
-    let a_row = |row: u32| if row < m { row } else { m - 1 };
+    // Lanes past A's rows read the last one: their rows of the tile are not stored.
+    let a_row = if g < m { g } else { m - 1 };
     let shared = shared_f32();
-    // This warp's ring of staging tiles; after the warp's last step, its partial sums take
-    // the first tile (warp w's at float w · MMA_WARP_BYTES / 4).
-    let ring = shared_address(shared) + warp * MMA_WARP_BYTES;
-    let partials = shared;
-    let warp_floats = MMA_WARP_BYTES / 4;
-    // This lane copies chunk q of rows g and g + 8; for `ldmatrix` it points at row lane % 16,
-    // chunk lane / 16 (n-tiles 0 and 1), then chunk 2 + lane / 16 (n-tiles 2 and 3). Offsets
-    // in a tile; `store_at`, `load_at`: in the first tile, which the edge steps use.
-    let store_in_tile = [staged(g, q), staged(g + 8, q)];
-    let load_in_tile = [
-        staged(lane % 16, lane / 16),
-        staged(lane % 16, 2 + lane / 16),
+    // This warp's staging tile; the partial sums follow all of them.
+    let stage = shared_address(shared) + warp * MMA_KN_STAGE_BYTES;
+    // SAFETY: the partial sums start right after the staging tiles, inside the launch's
+    // dynamic shared memory (MMA_KN_SHARED_BYTES).
+    let partials = unsafe { shared.add((MMA_WARPS * MMA_KN_STAGE_BYTES / 4) as usize) };
+    // This lane stores chunk q of rows g and g + 8; for `ldmatrix` it points at row lane % 16,
+    // chunk lane / 16 (n-tiles 0 and 1), then chunk 2 + lane / 16 (n-tiles 2 and 3).
+    let store_at = [stage + staged(g, q), stage + staged(g + 8, q)];
+    let load_at = [
+        stage + staged(lane % 16, lane / 16),
+        stage + staged(lane % 16, 2 + lane / 16),
     ];
-    let store_at = store_in_tile.map(|offset| ring + offset);
-    let load_at = load_in_tile.map(|offset| ring + offset);
 
     let mut zz = block_z();
     while zz < split_k::items(args) {
@@ -528,8 +462,7 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
         let target = split_k::item_target::<E, SPLIT>(args, zz);
         let (a_item, b_item, k) = (item.a as u64, item.b as u64, item.k);
         let full_steps = k / MMA_KN_STEP_K;
-        let a_start = |row: u32| a_item + a_row(row) as u64 * args.lda as u64 * BYTES;
-        let (a_low, a_high) = (a_start(g), a_start(g + 8));
+        let a_start = a_item + a_row as u64 * args.lda as u64 * BYTES;
         let mut group = block_x();
         while group < groups {
             // < n + 256 ≤ 2³¹ + 255: no wrap.
@@ -540,85 +473,31 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
             // This lane's chunk in B's row 0 (read only where column < n).
             let b_lane = b_item + column as u64 * BYTES;
             let b_row = |row: u32| b_lane + row as u64 * ldb_bytes;
-            // SAFETY (of the loads): elements below k in a full step, 4-byte aligned (the
-            // module's preconditions).
-            let whole_pair = |at: u64, _: u32| unsafe { load_cached_u32(at) };
+            let a_at = |index: u32| a_start + index as u64 * BYTES;
             let mut acc = [[0.0f32; 4]; 4];
             let mut step = warp_k;
-            // Only the last block column can hold columns past n: the others take the ring,
-            // with no element-by-element path in it to cost registers.
+            // Only the last block column can hold columns past n: the others take the
+            // unrolled loop, with no element-by-element path in it to cost registers.
             let whole_block = first_col + MMA_KN_COLUMNS <= n;
-            if whole_block {
-                // This warp's full steps: warp_k + j · k_warps for j below `steps`.
-                let steps = if warp_k < full_steps {
-                    (full_steps - warp_k).div_ceil(k_warps)
-                } else {
-                    0
-                };
-                let k_of = |j: u32| (warp_k + j * k_warps) * MMA_KN_STEP_K;
-                let tile_of = |j: u32| ring + (j % MMA_STAGES) * MMA_SLOT_BYTES;
-                // Lanes 0–15 (0–31 wide) copy A's step too: half `lane % 2` of its row
-                // `lane / 2`, into the slot's rows MMA_KN_A_ROW_BYTES apart.
-                let a_copier = lane < 2 * tile_rows;
-                let a_source = a_start(lane / 2) + (lane % 2) as u64 * 16;
-                let a_place = MMA_STEP_BYTES + lane / 2 * MMA_KN_A_ROW_BYTES + lane % 2 * 16;
-                // Step j's copies, as one group (empty past the warp's steps, so that every
-                // iteration waits on the same count).
-                let copy = |j: u32| {
-                    if j < steps {
-                        let (tile, k0) = (tile_of(j), k_of(j));
-                        if a_copier {
-                            // SAFETY: 16 bytes of a row of A below k (a full step), 16-byte
-                            // aligned (the module's preconditions; k0 is a multiple of 16).
-                            let a = (a_source + k0 as u64 * BYTES) as *const u8;
-                            unsafe { copy_async_16(tile + a_place, a, true) };
-                        }
-                        // SAFETY: rows k0 + g, k0 + 8 + g < k of B, whole 16-byte-aligned
-                        // chunks (whole_block); into this lane's places in one of this warp's
-                        // tiles, which no lane reads until the copies are waited for.
-                        unsafe {
-                            copy_async_16(
-                                tile + store_in_tile[0],
-                                b_row(k0 + g) as *const u8,
-                                true,
-                            );
-                            copy_async_16(
-                                tile + store_in_tile[1],
-                                b_row(k0 + 8 + g) as *const u8,
-                                true,
-                            );
-                        }
-                    }
-                    commit_async_copies();
-                };
-                // The lane's rows g and g + 8 of A in a slot.
-                let a_rows = |tile: u32| {
-                    let row = |r: u32| (tile + MMA_STEP_BYTES + r * MMA_KN_A_ROW_BYTES) as u64;
-                    [row(g), row(g + 8)]
-                };
-                seq!(j in 0..4 {
-                    copy(j);
-                });
-                let mut j = 0;
-                while j < steps {
-                    // Step j's group has landed (the ones after it may not have), and every
-                    // lane's reads of step j − 1's slot are done, …
-                    wait_async_copies::<{ MMA_STAGES - 2 }>();
-                    sync_warp();
-                    // … so that slot takes step j + STAGES − 1.
-                    copy(j + MMA_STAGES - 1);
-                    let tile = tile_of(j);
-                    // SAFETY: A's step in this slot, written and made visible above.
-                    let a = a_fragment::<WIDE>(a_rows(tile), 2 * q, |at, _| unsafe {
-                        load_shared_u32(at as u32)
-                    });
-                    // SAFETY: step j's slot, written and made visible above; the whole warp.
+            while whole_block && step + k_warps * (MMA_KN_UNROLL - 1) < full_steps {
+                // Every load of the group goes out before any is used.
+                let mut raw = [[[0u32; 4]; 2]; 4];
+                let mut a = [[0u32; 2]; 4];
+                seq!(u in 0..4 {
+                    let k0 = (step + k_warps * u) * MMA_KN_STEP_K;
+                    // SAFETY: rows k0 + g, k0 + 8 + g < k of B, whole 16-byte-aligned chunks
+                    // (whole_block); elements k0 + 2q .. of A's row, 4-byte aligned (the
+                    // module's preconditions).
                     unsafe {
-                        tile_mmas::<E>(&mut acc, &a, load_in_tile.map(|offset| tile + offset))
-                    };
-                    j += 1;
-                }
-                step = warp_k + steps * k_warps;
+                        raw[u] = [load_streamed(b_row(k0 + g)), load_streamed(b_row(k0 + 8 + g))];
+                        a[u] = [load_cached_u32(a_at(k0 + 2 * q)), load_cached_u32(a_at(k0 + 8 + 2 * q))];
+                    }
+                });
+                seq!(u in 0..4 {
+                    // SAFETY: the lane's own addresses; the whole warp is here.
+                    unsafe { column_step::<E>(&mut acc, &raw[u], &a[u], store_at, load_at) };
+                });
+                step += k_warps * MMA_KN_UNROLL;
             }
             while step < full_steps {
                 let k0 = step * MMA_KN_STEP_K;
@@ -628,7 +507,10 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
                         b_chunk(b_row(k0 + g), whole, column, n),
                         b_chunk(b_row(k0 + 8 + g), whole, column, n),
                     ];
-                    let a = a_fragment::<WIDE>([a_low, a_high], k0 + 2 * q, whole_pair);
+                    let a = [
+                        load_cached_u32(a_at(k0 + 2 * q)),
+                        load_cached_u32(a_at(k0 + 8 + 2 * q)),
+                    ];
                     column_step::<E>(&mut acc, &raw, &a, store_at, load_at);
                 }
                 step += k_warps;
@@ -646,32 +528,30 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
                 };
                 let raw = [row(k0 + g), row(k0 + 8 + g)];
                 // SAFETY: only A's elements below k.
-                let a = a_fragment::<WIDE>([a_low, a_high], k0 + 2 * q, |at, index| unsafe {
-                    pair_prefix(at, k.saturating_sub(index))
-                });
+                let a = unsafe {
+                    [
+                        pair_prefix(a_at(k0 + 2 * q), k.saturating_sub(k0 + 2 * q)),
+                        pair_prefix(a_at(k0 + 8 + 2 * q), k.saturating_sub(k0 + 8 + 2 * q)),
+                    ]
+                };
                 // SAFETY: the lane's own addresses; the whole warp is here.
                 unsafe { column_step::<E>(&mut acc, &raw, &a, store_at, load_at) };
             }
-            // Lane (g, q) holds rows g and g + 8 (in the narrow body A's zero rows), columns
-            // 8j + 2q and 8j + 2q + 1 of n-tile j. They go to the start of the warp's ring,
-            // once every lane has read its last step there.
-            sync_warp();
+            // Lane (g, q) holds row g, columns 8j + 2q and 8j + 2q + 1 of n-tile j (rows
+            // g + 8 of the `mma` tile are A's zero rows).
             seq!(j in 0..4 {
-                seq!(e in 0..4 {
-                    let row = g + 8 * (e / 2);
-                    if row < tile_rows {
-                        let at = warp * warp_floats + row * MMA_KN_COLUMNS + 8 * j + 2 * q + e % 2;
-                        // SAFETY: inside the warp's ring (MMA_SHARED_BYTES).
-                        unsafe { *partials.add(at as usize) = acc[j][e] };
-                    }
+                seq!(e in 0..2 {
+                    let at = (warp * THIN_MAX + g) * MMA_KN_COLUMNS + 8 * j + 2 * q + e;
+                    // SAFETY: inside the partial sums of MMA_KN_SHARED_BYTES.
+                    unsafe { *partials.add(at as usize) = acc[j][e] };
                 });
             });
             sync_threads();
-            // Thread t finishes outputs t, t + 256, … of the block's tile_rows × block_columns
+            // Thread t finishes outputs t, t + 256, … of the block's THIN_MAX × block_columns
             // tile (one with a single column warp), each the sum of its column's k warps in
             // warp order.
             let mut output = thread;
-            while output < tile_rows * block_columns {
+            while output < THIN_MAX * block_columns {
                 let (r, c) = (output / block_columns, output % block_columns);
                 let (column_warp, c_in_warp) = (c / MMA_KN_COLUMNS, c % MMA_KN_COLUMNS);
                 if r < m && block_first_col + c < n {
@@ -681,7 +561,7 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
                         // SAFETY: inside the partial sums, written before the barrier.
                         sum += unsafe {
                             *partials
-                                .add((w * warp_floats + r * MMA_KN_COLUMNS + c_in_warp) as usize)
+                                .add(((w * THIN_MAX + r) * MMA_KN_COLUMNS + c_in_warp) as usize)
                         };
                         w += column_warps;
                     }
@@ -690,7 +570,7 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
                 }
                 output += MMA_THREADS;
             }
-            // The partials are read before the next group's copies overwrite them.
+            // The partials are read before the next group's are written.
             sync_threads();
             group += grid_dim_x();
         }
@@ -704,13 +584,13 @@ unsafe fn column_tiles<E: HalfElement, const SPLIT: bool, const WIDE: bool>(args
 /// # Safety
 /// As [`column_tiles`].
 #[inline(always)]
-unsafe fn column_tiles_entry<E: HalfElement, const WIDE: bool>(args: &GemmArgs) {
+unsafe fn column_tiles_entry<E: HalfElement>(args: &GemmArgs) {
     // SAFETY: the caller's contract; SPLIT is is_split(args).
     unsafe {
         if split_k::is_split(args) {
-            column_tiles::<E, true, WIDE>(args)
+            column_tiles::<E, true>(args)
         } else {
-            column_tiles::<E, false, WIDE>(args)
+            column_tiles::<E, false>(args)
         }
     }
 }
@@ -753,21 +633,11 @@ thin_mma_entry!(gemm_thin_n_mma_bf16_nk, "n ≤ 8, bf16, B [n, k]", |args| {
     dot_rows::<Bf16, false, 1>(args)
 });
 thin_mma_entry!(gemm_thin_m_mma_f16_kn, "m ≤ 8, fp16, B [k, n]", |args| {
-    column_tiles_entry::<F16, false>(args)
+    column_tiles_entry::<F16>(args)
 });
 thin_mma_entry!(gemm_thin_m_mma_bf16_kn, "m ≤ 8, bf16, B [k, n]", |args| {
-    column_tiles_entry::<Bf16, false>(args)
+    column_tiles_entry::<Bf16>(args)
 });
-thin_mma_entry!(
-    gemm_thin_m16_mma_f16_kn,
-    "m ≤ 16, fp16, B [k, n]",
-    |args| column_tiles_entry::<F16, true>(args)
-);
-thin_mma_entry!(
-    gemm_thin_m16_mma_bf16_kn,
-    "m ≤ 16, bf16, B [k, n]",
-    |args| column_tiles_entry::<Bf16, true>(args)
-);
 thin_mma_entry!(
     gemm_thin_m16_mma_f16_nk,
     "m ≤ 16, fp16, B [n, k]",

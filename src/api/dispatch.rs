@@ -7,9 +7,9 @@
 //! they do at full width where the tiled kernels would waste almost all of every tile. For
 //! fp16 and bf16 calls whose rows of A and B start on 16-byte boundaries, the tensor-core thin
 //! kernels `thin_m_mma` and `thin_n_mma` (B `[n, k]` only) come first: one `mma.sync` serves
-//! all the thin rows at once, so m = 8 costs what m = 1 costs; `thin_m16_mma` does the same
-//! for 9 ≤ m ≤ 16 (B `[n, k]`: two tiles of 8 rows; B `[k, n]`: the `mma` tile's 16 rows),
-//! where the tiled kernels waste 7/8 of a 128-row tile, and `thin_m16` (f32 and TF32, B `[n, k]`) with FMAs. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
+//! all the thin rows at once, so m = 8 costs what m = 1 costs; `thin_m16_mma` (B `[n, k]`) does
+//! the same for 9 ≤ m ≤ 16 (two tiles of 8 rows), where the tiled kernels waste 7/8 of a
+//! 128-row tile, and `thin_m16` (f32 and TF32, B `[n, k]`) with FMAs. Then come the kernels for every shape, in the order of the measurements in `docs/results/` (at
 //! large shapes the TMA + `wgmma` kernel v18 beats the `mma.sync` kernel v15, which beats the
 //! general kernel; the `cp.async` fp32 kernel v13 beats the general one, and its 32- and 64-row
 //! variants `v13_m32` and `v13_m64` come before it: they serve the products with at most that
@@ -78,8 +78,8 @@ pub enum ShapeClass {
     /// Only n ≤ [`THIN_MAX`](gemm_geometry::thin::THIN_MAX) (C has at most that many
     /// columns).
     ThinN,
-    /// Only m ≤ [`WIDE_MAX`](gemm_geometry::thin::WIDE_MAX) (the wide thin kernels:
-    /// `thin_m16` in f32, B `[n, k]`; `thin_m16_mma` in fp16/bf16, both B layouts).
+    /// Only m ≤ [`WIDE_MAX`](gemm_geometry::thin::WIDE_MAX) (the wide thin kernels, B
+    /// `[n, k]`: `thin_m16` in f32, `thin_m16_mma` in fp16/bf16).
     WideThinM,
 }
 
@@ -427,7 +427,7 @@ const fn thin(
             "thin_n",
             thin::DOT_ROWS_PER_BLOCK,
             thin::THIN_MAX,
-            thin::DOT_RING_SHARED_BYTES,
+            0,
             dot_blocks,
         ),
         (_, BLayout::Kn) => (
@@ -442,14 +442,14 @@ const fn thin(
             "thin_m16",
             thin::WIDE_MAX,
             thin::WIDE_DOT_ROWS_PER_BLOCK,
-            thin::DOT_RING_SHARED_BYTES,
+            0,
             dot_blocks,
         ),
         (_, BLayout::Nk) => (
             "thin_m",
             thin::THIN_MAX,
             thin::DOT_ROWS_PER_BLOCK,
-            thin::DOT_RING_SHARED_BYTES,
+            0,
             dot_blocks,
         ),
     };
@@ -520,29 +520,21 @@ const fn thin_mma(
     shape: ShapeClass,
 ) -> KernelSpec {
     use geometry::thin;
-    let column_body = matches!(shape, ShapeClass::ThinM | ShapeClass::WideThinM)
-        && matches!(b_layout, BLayout::Kn);
+    let column_body = matches!(shape, ShapeClass::ThinM) && matches!(b_layout, BLayout::Kn);
     let (name, block_tile_m, block_tile_n, shared_bytes, grid) = match (shape, b_layout) {
         (ShapeClass::ThinN, _) => (
             "thin_n_mma",
             thin::MMA_DOT_ROWS,
             thin::THIN_MAX,
-            thin::MMA_SHARED_BYTES,
+            thin::MMA_DOT_SHARED_BYTES,
             GridKind::Thin,
         ),
-        // The wide column body: 16 rows of C in the column body's tiles.
-        (ShapeClass::WideThinM, BLayout::Kn) => (
-            "thin_m16_mma",
-            thin::WIDE_MAX,
-            thin::MMA_KN_COLUMNS,
-            thin::MMA_SHARED_BYTES,
-            GridKind::ThinWideColumns,
-        ),
-        (ShapeClass::WideThinM, BLayout::Nk) => (
+        // B [n, k] only: there is no wide column body.
+        (ShapeClass::WideThinM, _) => (
             "thin_m16_mma",
             thin::WIDE_MAX,
             thin::MMA_DOT_ROWS,
-            thin::MMA_SHARED_BYTES,
+            thin::MMA_WIDE_DOT_SHARED_BYTES,
             GridKind::Thin,
         ),
         // The column body: blocks widen along n where n allows.
@@ -550,14 +542,14 @@ const fn thin_mma(
             "thin_m_mma",
             thin::THIN_MAX,
             thin::MMA_KN_COLUMNS,
-            thin::MMA_SHARED_BYTES,
+            thin::MMA_KN_SHARED_BYTES,
             GridKind::ThinWideColumns,
         ),
         (_, BLayout::Nk) => (
             "thin_m_mma",
             thin::THIN_MAX,
             thin::MMA_DOT_ROWS,
-            thin::MMA_SHARED_BYTES,
+            thin::MMA_DOT_SHARED_BYTES,
             GridKind::Thin,
         ),
     };
@@ -840,12 +832,6 @@ pub const KERNELS: &[KernelSpec] = &[
         BLayout::Kn,
         ShapeClass::ThinM,
     ),
-    thin_mma(
-        "gemm_thin_m16_mma_f16_kn",
-        DType::F16,
-        BLayout::Kn,
-        ShapeClass::WideThinM,
-    ),
     thin(
         "gemm_thin_m_f16_kn",
         DType::F16,
@@ -895,12 +881,6 @@ pub const KERNELS: &[KernelSpec] = &[
         DType::Bf16,
         BLayout::Kn,
         ShapeClass::ThinM,
-    ),
-    thin_mma(
-        "gemm_thin_m16_mma_bf16_kn",
-        DType::Bf16,
-        BLayout::Kn,
-        ShapeClass::WideThinM,
     ),
     thin(
         "gemm_thin_m_bf16_kn",
