@@ -891,9 +891,16 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
             let odd = Variant { offset: 1, ..base };
             assert!(check::<T>(&stream, &gemm, odd, Some(kernel), seed).is_none());
             let chosen = check::<T>(&stream, &gemm, odd, None, seed).expect("dispatch runs");
-            // The FMA thin_n is passed over at short k (`dispatch::passed_over`).
+            // The FMA thin_n is passed over at short k, and the FMA thin_m on tiny products
+            // with B [k, n] (`dispatch::passed_over`), for the general kernels.
+            let tiny_kn = fallback == "thin_m"
+                && layout == BLayout::Kn
+                && k <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_K
+                && n <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_N;
             let fallback_runs = if fallback == "thin_n" && k <= rust_gemm::api::dispatch::SHORT_K {
                 !chosen.starts_with("gemm_thin_")
+            } else if tiny_kn {
+                chosen.starts_with("gemm_general")
             } else if fallback == "v15" {
                 // Either tiled kernel: dispatch passes v15 over for `general_mma` where v15
                 // would load element by element.
