@@ -909,8 +909,11 @@ fn thin_kn_kernels_split_k_where_their_blocks_leave_the_device_half_idle() {
         // (kn_column_warps) that keep at least 128 blocks.
         (DType::F16, (1, 4096, 4096), 1), // 128 blocks of one column warp: measured slower split
         (DType::Bf16, (8, 4096, 14336), 1), // the same blocks
-        (DType::Bf16, (8, 8192, 28672), 2), // 128 blocks of two
-        (DType::F16, (1, 8192, 8192), 2), // the same blocks
+        (DType::Bf16, (8, 8192, 28672), 4), // 128 blocks of two, k long enough for 4 × 4096
+        (DType::F16, (1, 8192, 57344), 4), // the same blocks
+        (DType::F16, (1, 8192, 16384), 4), // exactly 4 × THIN_LONG_SLICE_K
+        (DType::F16, (1, 8192, 16383), 2), // one row short of it
+        (DType::F16, (1, 8192, 8192), 2), // the same blocks, k too short for four
         (DType::F16, (1, 2048, 4096), 4), // 64 blocks of one
         (DType::Bf16, (4, 1024, 16384), 8), // 32 blocks of one
         (DType::F16, (1, 4096, 1024), 1), // k too short for two slices

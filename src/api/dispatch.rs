@@ -1184,7 +1184,8 @@ pub fn auto_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u
 /// not by arithmetic, so the FLOP-based cost model of the tiled kernels does not apply. At
 /// 1 × 4096 × k, `thin_m` in f32 has 128 blocks for the H100's and H200's 264 slots: two
 /// slices; `thin_m_mma` has as many there, of one warp each, and stays whole (measured, see
-/// the body), but splits its 128 two-warp blocks at n = 8192 in two.
+/// the body), but splits its 128 two-warp blocks at n = 8192 in two, or in four where k is
+/// long enough for slices of [`THIN_LONG_SLICE_K`] rows.
 fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, u32) {
     let blocks = thin_blocks(spec, problem);
     let slots = block_slots(spec, caps);
@@ -1197,12 +1198,26 @@ fn thin_split(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> (u32, 
     // two slices; k = 11008 and 14336 within noise; `docs/results/ragged-probe`, run 10),
     // where 128 blocks two warps wide (n = 8192) ran 1.03–1.07× faster split in two, and 32–64
     // blocks (n ≤ 2048) 1.1–1.9× faster in four to eight slices.
-    let one_warp_wide = spec.grid == GridKind::ThinWideColumns
-        && u32::try_from(problem.n).is_ok_and(|n| geometry::thin::kn_column_warps(n) == 1);
-    if one_warp_wide && blocks * 4 > slots {
+    let column_warps = u32::try_from(problem.n).map_or(0, geometry::thin::kn_column_warps);
+    let wide_columns = spec.grid == GridKind::ThinWideColumns;
+    if wide_columns && column_warps == 1 && blocks * 4 > slots {
         return (1, 0);
     }
-    let wanted = (slots / blocks).min(problem.k as u64 / THIN_MIN_SLICE_K as u64);
+    let mut wanted = (slots / blocks).min(problem.k as u64 / THIN_MIN_SLICE_K as u64);
+    // thin_m_mma with blocks two or more warps wide that two slices bring to one wave (n = 8192:
+    // 128 blocks for 264 slots): four slices, two waves, where each keeps THIN_LONG_SLICE_K
+    // rows. On the H200 (`docs/results/ragged-probe`, run 18, fp16 and bf16, two seeds each)
+    // four ran 1×8192×28672 in 124.8–127.2 µs against two's 132.7–133.0 (88–89% of the copy
+    // bandwidth against 84%) and 1×8192×57344 in 256.4–257.3 against 271.2–273.3; at k = 16384
+    // and at m = 8 they tied (within 1–3%), and at k = 8192 (slices of 2048) two were faster
+    // (40.7–42.5 µs against 43.1–44.1).
+    if wide_columns
+        && column_warps > 1
+        && wanted == 2
+        && problem.k as u64 >= 4 * THIN_LONG_SLICE_K as u64
+    {
+        wanted = 4;
+    }
     let (splits, k_chunk) = geometry::split_k::slices(problem.k as u32, wanted as u32);
     if splits > 1 && split_refusal(spec, caps, problem, splits).is_none() {
         (splits, k_chunk)
@@ -1234,6 +1249,11 @@ fn wide_column_blocks(spec: &KernelSpec, n: u32) -> u32 {
 /// of k (`gemm_geometry::thin::KN_STEP_K`, 256 rows), so that a slice's loads are mostly
 /// whole steps and its reduction is small beside its stream of B.
 pub const THIN_MIN_SLICE_K: u32 = 4 * geometry::thin::KN_STEP_K;
+
+/// The rows of k each slice keeps where `thin_split` doubles the slices of the tensor-core
+/// column body's wide blocks (two waves instead of one; measured faster from slices of 4096
+/// rows at n = 8192, slower at 2048).
+pub const THIN_LONG_SLICE_K: u32 = 4096;
 
 /// The device's block slots for `spec`: SMs times the blocks of it that fit on one SM (at
 /// least 1 each), the blocks that run at once: one wave of its tiles, and the grid of its
