@@ -757,6 +757,15 @@ fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
     out
 }
 
+/// Whether an fp16/bf16 call with m ≤ 8 is one of the tiny `[k, n]` products for which dispatch
+/// passes the FMA `thin_m` over for the general kernels (`dispatch::tiny_thin_m_passed_over`:
+/// k ≤ `TINY_THIN_M_MAX_K`, n ≤ `TINY_THIN_M_MAX_N`).
+fn tiny_kn(layout: BLayout, n: usize, k: usize) -> bool {
+    layout == BLayout::Kn
+        && k <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_K
+        && n <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_N
+}
+
 /// Every shape of `thin_shapes(kernel)` forced through `kernel`, plain; then a subset with
 /// everything on: rows padded to 16-byte multiples with a batch of 3, gaps and an aligned
 /// offset (the vector path with ragged k), and rows padded by 3 elements at an odd offset with
@@ -802,13 +811,7 @@ fn thin_sweep<T: GemmElement>(kernel: &str, tf32: bool) {
             // fp16/bf16 with B [k, n] on tiny products: the FMA thin_m is passed over for the
             // general kernels (`dispatch::TINY_THIN_M_MAX_K`, `TINY_THIN_M_MAX_N`); thin_m_mma
             // still takes the calls whose rows it can load.
-            if kernel == "thin_m"
-                && T::DTYPE != DType::F32
-                && layout == BLayout::Kn
-                && m <= 8
-                && k <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_K
-                && n <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_N
-            {
+            if kernel == "thin_m" && T::DTYPE != DType::F32 && m <= 8 && tiny_kn(layout, n, k) {
                 assert!(
                     chosen.starts_with("gemm_thin_m_mma_") || chosen.starts_with("gemm_general"),
                     "{m}×{n}×{k} {layout:?}: dispatch chose {chosen}"
@@ -893,13 +896,10 @@ fn thin_mma_sweep<T: GemmElement>(kernel: &str) {
             let chosen = check::<T>(&stream, &gemm, odd, None, seed).expect("dispatch runs");
             // The FMA thin_n is passed over at short k, and the FMA thin_m on tiny products
             // with B [k, n] (`dispatch::passed_over`), for the general kernels.
-            let tiny_kn = fallback == "thin_m"
-                && layout == BLayout::Kn
-                && k <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_K
-                && n <= rust_gemm::api::dispatch::TINY_THIN_M_MAX_N;
+            let tiny = fallback == "thin_m" && tiny_kn(layout, n, k);
             let fallback_runs = if fallback == "thin_n" && k <= rust_gemm::api::dispatch::SHORT_K {
                 !chosen.starts_with("gemm_thin_")
-            } else if tiny_kn {
+            } else if tiny {
                 chosen.starts_with("gemm_general")
             } else if fallback == "v15" {
                 // Either tiled kernel: dispatch passes v15 over for `general_mma` where v15
