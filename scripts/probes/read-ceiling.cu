@@ -73,6 +73,24 @@ static double median(std::vector<double> v) {
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
+// The median milliseconds between two events around `launch(r)`, over `reps` runs after
+// `warmup` untimed ones (r counts from 0 through both, for rotating buffers).
+template <typename Launch>
+static double median_ms(cudaEvent_t start, cudaEvent_t stop, int warmup, int reps,
+                        Launch launch) {
+  std::vector<double> times;
+  for (int r = 0; r < warmup + reps; ++r) {
+    CHECK(cudaEventRecord(start));
+    launch(r);
+    CHECK(cudaEventRecord(stop));
+    CHECK(cudaEventSynchronize(stop));
+    float ms;
+    CHECK(cudaEventElapsedTime(&ms, start, stop));
+    if (r >= warmup) times.push_back(ms);
+  }
+  return median(times);
+}
+
 int main() {
   cudaDeviceProp prop;
   CHECK(cudaGetDeviceProperties(&prop, 0));
@@ -91,31 +109,16 @@ int main() {
   CHECK(cudaMalloc(&src, copy_len));
   CHECK(cudaMalloc(&dst, copy_len));
   CHECK(cudaMemset(src, 0x3C, copy_len));
-  std::vector<double> times;
-  for (int r = 0; r < 12; ++r) {
-    CHECK(cudaEventRecord(start));
+  double copy_ms = median_ms(start, stop, 2, 10, [&](int) {
     CHECK(cudaMemcpyAsync(dst, src, copy_len, cudaMemcpyDeviceToDevice));
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r >= 2) times.push_back(ms);
-  }
-  double copy_gbs = 2.0 * copy_len / (median(times) * 1e-3) / 1e9;
+  });
+  double copy_gbs = 2.0 * copy_len / (copy_ms * 1e-3) / 1e9;
   printf("copy bandwidth (1 GiB, read + write): %.0f GB/s\n", copy_gbs);
   CHECK(cudaFree(dst));
+  CHECK(cudaFree(src));
 
-  times.clear();
-  for (int r = 0; r < warmup + reps; ++r) {
-    CHECK(cudaEventRecord(start));
-    empty_kernel<<<sms, 256>>>();
-    CHECK(cudaEventRecord(stop));
-    CHECK(cudaEventSynchronize(stop));
-    float ms;
-    CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (r >= warmup) times.push_back(ms);
-  }
-  printf("empty kernel (%d blocks): %.2f us\n\n", sms, median(times) * 1e3);
+  double empty_ms = median_ms(start, stop, warmup, reps, [&](int) { empty_kernel<<<sms, 256>>>(); });
+  printf("empty kernel (%d blocks): %.2f us\n\n", sms, empty_ms * 1e3);
 
   struct Named { const char* name; Kernel k; int unroll; };
   Named kernels[] = {
@@ -149,18 +152,9 @@ int main() {
         for (int threads : threads_of) {
           if (bps * threads > 2048) continue;
           int blocks = bps * sms;
-          times.clear();
-          for (int r = 0; r < warmup + reps; ++r) {
-            const uint4* p = (const uint4*)bufs[r % buffers];
-            CHECK(cudaEventRecord(start));
-            kn.k<<<blocks, threads>>>(p, chunks, out);
-            CHECK(cudaEventRecord(stop));
-            CHECK(cudaEventSynchronize(stop));
-            float ms;
-            CHECK(cudaEventElapsedTime(&ms, start, stop));
-            if (r >= warmup) times.push_back(ms);
-          }
-          double t = median(times);
+          double t = median_ms(start, stop, warmup, reps, [&](int r) {
+            kn.k<<<blocks, threads>>>((const uint4*)bufs[r % buffers], chunks, out);
+          });
           // Every configuration at the issue's two sizes: the read rate against the bytes each
           // SM keeps in flight (blocks per SM x threads x unroll x 16).
           if (bytes == (32ull << 20) || bytes == (448ull << 20))
@@ -173,22 +167,14 @@ int main() {
           }
         }
     // A device-to-device copy moving the same bytes (half read, half written).
-    times.clear();
-    for (int r = 0; r < warmup + reps; ++r) {
-      char* s = bufs[r % buffers];
-      char* d = bufs[(r + 1) % buffers];
-      CHECK(cudaEventRecord(start));
-      CHECK(cudaMemcpyAsync(d, s, bytes / 2, cudaMemcpyDeviceToDevice));
-      CHECK(cudaEventRecord(stop));
-      CHECK(cudaEventSynchronize(stop));
-      float ms;
-      CHECK(cudaEventElapsedTime(&ms, start, stop));
-      if (r >= warmup) times.push_back(ms);
-    }
+    double copy_half_ms = median_ms(start, stop, warmup, reps, [&](int r) {
+      CHECK(cudaMemcpyAsync(bufs[(r + 1) % buffers], bufs[r % buffers], bytes / 2,
+                            cudaMemcpyDeviceToDevice));
+    });
     double gbs = bytes / (best * 1e-3) / 1e9;
     printf("| %zu | %s | %d | %d | %d | %.2f | %.0f | %.1f | %.2f |\n", bytes >> 20, best_name,
            best_blocks, best_threads, best_unroll, best * 1e3, gbs, 100.0 * gbs / copy_gbs,
-           median(times) * 1e3);
+           copy_half_ms * 1e3);
     for (auto b : bufs) CHECK(cudaFree(b));
   }
   return 0;
