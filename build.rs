@@ -7,8 +7,12 @@
 //! crate on stable Rust included. So this script runs that nightly explicitly through rustup
 //! (`rustup run <channel> cargo build ...`), installing it with the components it needs when
 //! missing, and strips the outer cargo's description of the host build from the environment.
-//! Everything it writes, the nested cargo's target directories included, lies under `OUT_DIR`:
-//! never in the source folder, which may be read-only (a git or registry checkout).
+//! It writes nothing into the source folder, which may be read-only (a git or registry
+//! checkout). The nested cargo's target directories lie in the outer build's target directory,
+//! in `rust-gemm-kernels/` (see [`kernels_target_root`]): shared by every profile and command
+//! (`check`, `clippy`, `test`, `doc`, `--release`), which each run this script with an `OUT_DIR`
+//! of their own, so that the kernels, minutes of fat-LTO codegen per architecture, are built
+//! once and the nested cargo finds them fresh afterwards.
 //!
 //! Outputs, in `OUT_DIR`:
 //! - `kernels_<arch>.ptx`: the PTX of each [`BUILDS`] entry, launch bounds applied (what the
@@ -77,12 +81,13 @@ fn main() {
     let rustup = find_rustup(&toolchain);
     ensure_toolchain(&rustup, &toolchain);
 
+    let targets = kernels_target_root(&out_dir, &kernels);
     // The two builds are independent (separate target directories): run them side by side.
     let outputs: Vec<(&Build, std::io::Result<Output>)> = std::thread::scope(|scope| {
         let running: Vec<_> = BUILDS
             .iter()
             .map(|build| {
-                let target_dir = out_dir.join("kernels-target").join(build.arch);
+                let target_dir = targets.join(build.arch);
                 let mut cargo = nested_cargo(&rustup, &toolchain, &kernels, &target_dir, build);
                 (build, scope.spawn(move || cargo.output()))
             })
@@ -113,8 +118,9 @@ fn main() {
                 String::from_utf8_lossy(&output.stderr)
             ));
         }
-        let target_dir = out_dir.join("kernels-target").join(build.arch);
-        let raw = target_dir.join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
+        let raw = targets
+            .join(build.arch)
+            .join("nvptx64-nvidia-cuda/release/kernels_gpu.ptx");
         let ptx = std::fs::read_to_string(&raw).unwrap_or_else(|err| {
             fail(&format!(
                 "kernels-gpu built, but {} is missing: {err}",
@@ -128,6 +134,44 @@ fn main() {
             &entry_list(&ptx),
         );
     }
+}
+
+/// Where the nested builds of `kernels` put their target directories (one per [`BUILDS`] entry).
+///
+/// Cargo runs this script once per profile and command, each time with a new `OUT_DIR`, and
+/// the kernel build is the slow part of the whole build. So the nested target directories live
+/// beside the outer build's own, in `<target>/rust-gemm-kernels/<key>/`, where every run finds
+/// them: the nested cargo then checks its fingerprints and finds the PTX fresh in a second, or
+/// rebuilds what changed. Concurrent outer builds are safe: the nested cargo locks its target
+/// directory. `<key>` tells apart the kernel crates of different checkouts (two versions of
+/// this crate in one dependency graph, say), whose PTX would otherwise overwrite each other's.
+///
+/// The outer target directory is the nearest ancestor of `OUT_DIR` that holds cargo's
+/// `CACHEDIR.TAG`; where none does (a build directory laid out some other way), the nested
+/// builds stay under `OUT_DIR`, private to this run, as slow but as correct.
+fn kernels_target_root(out_dir: &Path, kernels: &Path) -> PathBuf {
+    let Some(target) = out_dir
+        .ancestors()
+        .skip(1)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+    else {
+        return out_dir.join("kernels-target");
+    };
+    let kernels = kernels
+        .canonicalize()
+        .unwrap_or_else(|_| kernels.to_path_buf());
+    target.join("rust-gemm-kernels").join(format!(
+        "{:016x}",
+        fnv1a(kernels.as_os_str().as_encoded_bytes())
+    ))
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: a stable, dependency-free key for a path (std's hasher
+/// is not promised to be stable across Rust releases, and the key must be).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Prints `message` as the build script's error and stops the build.

@@ -61,6 +61,8 @@ trap 'rm -rf "$scratch"' EXIT
 echo "ptxas-check: $("$ptxas" --version | tail -n 1)"
 bad=0
 columns=()
+# First every (PTX, architecture) pair, in report order: jobs[i] = "ptx|arch".
+jobs=()
 for ptx in "${args[@]}"; do
     if [[ ! -f "$ptx" ]]; then
         echo "ptxas-check: error: no PTX at $ptx" >&2
@@ -79,76 +81,106 @@ for ptx in "${args[@]}"; do
     echo "ptxas-check: $ptx (.target $target, PTX $version): ${archs[*]}"
     for arch in "${archs[@]}"; do
         columns+=("$arch")
-        log="$scratch/log-$arch"
-        if ! "$ptxas" -arch="$arch" -v "$ptx" -o "$scratch/$arch.cubin" >"$log" 2>&1; then
-            cat "$log" >&2
-            echo "ptxas-check: error: ptxas rejected $ptx for $arch" >&2
-            bad=1
-            continue
-        fi
-        # ptxas -v prints, per entry function:
-        #   ptxas info    : Compiling entry function 'NAME' for 'sm_90a'
-        #   ptxas info    : Function properties for NAME
-        #       S bytes stack frame, T bytes spill stores, L bytes spill loads
-        #   ptxas info    : Used R registers, used 1 barriers, X bytes smem, ...
-        # followed by a "Function properties" block (no "Used" line) for each device function
-        # the entry calls that was not inlined. Kernels go to the table, callees to callees.
-        awk -v arch="$arch" -v table="$scratch/table" -v callees="$scratch/callees" '
-            function flush() {
-                if (kind == "entry")
-                    printf "%s|%s|%s|%s|%s|%s|%s\n", arch, name, regs, smem, stack, stores, loads >> table
-                else if (kind == "callee")
-                    printf "%s|%s|%s|%s|%s|%s\n", arch, name, entry, stack, stores, loads >> callees
-                kind = ""
-            }
-            /Compiling entry function/ {
-                flush()
-                match($0, /\047[^\047]+\047/)
-                entry = name = substr($0, RSTART + 1, RLENGTH - 2)
-                kind = "entry"; regs = "?"; smem = 0; stack = "?"; stores = "?"; loads = "?"
-                next
-            }
-            /Function properties for/ {
-                fn = $0
-                sub(/.*Function properties for /, "", fn)
-                gsub(/[ \t]+$/, "", fn)
-                if (fn != name) {
-                    flush()
-                    kind = "callee"; name = fn; stack = "?"; stores = "?"; loads = "?"
-                }
-                next
-            }
-            /bytes stack frame/ {
-                for (i = 1; i <= NF; i++) {
-                    if ($(i + 1) == "bytes" && $(i + 2) == "stack") stack = $i
-                    if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^stores/) stores = $i
-                    if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^loads/) loads = $i
-                }
-                next
-            }
-            /Used [0-9]+ registers/ {
-                for (i = 1; i <= NF; i++) {
-                    if ($(i + 1) ~ /^registers/) regs = $i
-                    if ($(i + 1) == "bytes" && $(i + 2) ~ /^smem/) smem = $i
-                }
-                next
-            }
-            END { flush() }
-        ' "$log"
-        if ! grep -q "^$arch|" "$scratch/table"; then
-            cat "$log" >&2
-            echo "ptxas-check: error: found no kernels in the ptxas output for $arch" >&2
-            bad=1
-        fi
-        # ptxas's performance warnings, e.g. C7515: wgmma serialized because ordinary
-        # instructions write its accumulators inside the pipeline, which silently costs a rung
-        # a large share of its speed.
-        if grep -q "Potential Performance Loss" "$log"; then
-            sed "s/^/$arch: /" <(grep "Potential Performance Loss" "$log") >&2
-            echo "ptxas-check: error: ptxas reports a performance loss for $arch (above)" >&2
-            bad=1
-        fi
+        jobs+=("$ptx|$arch")
     done
+done
+
+# Then the assemblies, as many at a time as there are cores (each is single-threaded and takes
+# a minute or more on the full modules): job i writes log-i and, on failure, a mark failed-i.
+# Started from the last job: by default that is the sm_90a module, the slowest to assemble
+# (2.7 min against 1.1 for each portable architecture here), which should not run alone at the end.
+parallel="$(nproc 2>/dev/null || echo 1)"
+running=0
+for ((i = ${#jobs[@]} - 1; i >= 0; i--)); do
+    ptx="${jobs[$i]%|*}"
+    arch="${jobs[$i]##*|}"
+    if ((running >= parallel)); then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    (
+        if ! "$ptxas" -arch="$arch" -v "$ptx" -o "$scratch/$i.cubin" >"$scratch/log-$i" 2>&1; then
+            : >"$scratch/failed-$i"
+        fi
+        rm -f "$scratch/$i.cubin"
+    ) &
+    running=$((running + 1))
+done
+wait
+
+# Last, each log in report order.
+for i in "${!jobs[@]}"; do
+    ptx="${jobs[$i]%|*}"
+    arch="${jobs[$i]##*|}"
+    log="$scratch/log-$i"
+    if [[ -e "$scratch/failed-$i" ]]; then
+        cat "$log" >&2
+        echo "ptxas-check: error: ptxas rejected $ptx for $arch" >&2
+        bad=1
+        continue
+    fi
+    # ptxas -v prints, per entry function:
+    #   ptxas info    : Compiling entry function 'NAME' for 'sm_90a'
+    #   ptxas info    : Function properties for NAME
+    #       S bytes stack frame, T bytes spill stores, L bytes spill loads
+    #   ptxas info    : Used R registers, used 1 barriers, X bytes smem, ...
+    # followed by a "Function properties" block (no "Used" line) for each device function
+    # the entry calls that was not inlined. Kernels go to the table, callees to callees.
+    awk -v arch="$arch" -v table="$scratch/table" -v callees="$scratch/callees" '
+        function flush() {
+            if (kind == "entry")
+                printf "%s|%s|%s|%s|%s|%s|%s\n", arch, name, regs, smem, stack, stores, loads >> table
+            else if (kind == "callee")
+                printf "%s|%s|%s|%s|%s|%s\n", arch, name, entry, stack, stores, loads >> callees
+            kind = ""
+        }
+        /Compiling entry function/ {
+            flush()
+            match($0, /\047[^\047]+\047/)
+            entry = name = substr($0, RSTART + 1, RLENGTH - 2)
+            kind = "entry"; regs = "?"; smem = 0; stack = "?"; stores = "?"; loads = "?"
+            next
+        }
+        /Function properties for/ {
+            fn = $0
+            sub(/.*Function properties for /, "", fn)
+            gsub(/[ \t]+$/, "", fn)
+            if (fn != name) {
+                flush()
+                kind = "callee"; name = fn; stack = "?"; stores = "?"; loads = "?"
+            }
+            next
+        }
+        /bytes stack frame/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) == "bytes" && $(i + 2) == "stack") stack = $i
+                if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^stores/) stores = $i
+                if ($(i + 1) == "bytes" && $(i + 2) == "spill" && $(i + 3) ~ /^loads/) loads = $i
+            }
+            next
+        }
+        /Used [0-9]+ registers/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i + 1) ~ /^registers/) regs = $i
+                if ($(i + 1) == "bytes" && $(i + 2) ~ /^smem/) smem = $i
+            }
+            next
+        }
+        END { flush() }
+    ' "$log"
+    if ! grep -q "^$arch|" "$scratch/table"; then
+        cat "$log" >&2
+        echo "ptxas-check: error: found no kernels in the ptxas output for $arch" >&2
+        bad=1
+    fi
+    # ptxas's performance warnings, e.g. C7515: wgmma serialized because ordinary
+    # instructions write its accumulators inside the pipeline, which silently costs a rung
+    # a large share of its speed.
+    if grep -q "Potential Performance Loss" "$log"; then
+        sed "s/^/$arch: /" <(grep "Potential Performance Loss" "$log") >&2
+        echo "ptxas-check: error: ptxas reports a performance loss for $arch (above)" >&2
+        bad=1
+    fi
 done
 
 # One row per kernel, one column per architecture: "registers/static shared bytes", "-" where
