@@ -1739,8 +1739,15 @@ fn the_plan_cache_replays_equal_calls_only() {
     let p = problem(DType::F16, BLayout::Kn, 2176, 2176, 2176);
     let first = plan_for(&mut cache, &p, None);
     assert_eq!(plan_for(&mut cache, &p, None), first);
-    // Forced differently, or on other buffers (here: B one element further, no longer
-    // 16-byte aligned), is another call.
+    // Other buffers of the same alignment (every address moved by a multiple of 256 bytes,
+    // as a fresh allocation would be) replay the plan.
+    let mut reallocated = p;
+    reallocated.buffers.a.0 += 5 << 20;
+    reallocated.buffers.b.0 += 256;
+    reallocated.buffers.c.0 -= 1 << 30;
+    assert_eq!(plan_for(&mut cache, &reallocated, None), first);
+    // Forced differently, or on buffers of another alignment (here: B one element further, no
+    // longer 16-byte aligned), is another call.
     let forced = plan_for(&mut cache, &p, Some("v18"));
     assert_eq!(forced.kernel.name, "v18");
     let mut moved = p;
@@ -1770,6 +1777,54 @@ fn the_plan_cache_replays_equal_calls_only() {
         })
         .unwrap();
     assert!(rechosen, "the first plan should have been evicted");
+}
+
+#[test]
+fn plans_depend_on_addresses_only_modulo_the_cache_key_alignment() {
+    // The plan cache replays a plan for any call whose addresses agree with the planned one's
+    // modulo KEY_ADDRESS_ALIGNMENT: that holds only while dispatch reads nothing more of an
+    // address. Every kernel family, at base offsets of every alignment below it, moved by
+    // multiples of it, must get the same plan, reason included.
+    use rust_gemm::api::plan_cache::{KEY_ADDRESS_ALIGNMENT, key};
+    let shapes = [
+        (1, 4096, 4096),
+        (3, 5, 7),
+        (16, 8192, 8192),
+        (33, 8191, 1025),
+        (1000, 1000, 1000),
+        (2176, 2176, 2176),
+        (4097, 31, 513),
+        (65537, 3, 17),
+        (8192, 8192, 64),
+    ];
+    for caps in [hopper(), ampere()] {
+        for dtype in [DType::F32, DType::Tf32, DType::F16, DType::Bf16] {
+            for layout in [BLayout::Kn, BLayout::Nk] {
+                for &(m, n, k) in &shapes {
+                    // In elements, so that every address stays a multiple of the element.
+                    for offset in [0, 1, 2, 4, 8, 16, 32, 64] {
+                        let bytes = dtype.bytes() as u64;
+                        let mut p = problem(dtype, layout, m, n, k);
+                        p.buffers.b.0 += offset * bytes;
+                        p.buffers.c.0 += offset / 2 * bytes;
+                        let planned = choose_plan(&caps, &p, None, None, None).unwrap();
+                        for moved_by in [1, 3, 1 << 20] {
+                            let mut q = p;
+                            q.buffers.a.0 += moved_by * KEY_ADDRESS_ALIGNMENT;
+                            q.buffers.b.0 += 2 * moved_by * KEY_ADDRESS_ALIGNMENT;
+                            q.buffers.c.0 -= moved_by * KEY_ADDRESS_ALIGNMENT;
+                            assert_eq!(key(&q), key(&p));
+                            assert_eq!(
+                                choose_plan(&caps, &q, None, None, None).unwrap(),
+                                planned,
+                                "{dtype:?} {layout:?} {m}x{n}x{k}, offset {offset}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,19 +1,39 @@
-//! The plans of a `Gemm`'s recent calls, so that a call repeated on the same buffers (every
+//! The plans of a `Gemm`'s recent calls, so that a call repeated on the same shape (every
 //! step of a model, a benchmark's launches) skips dispatch: choosing among the kernels costs
 //! 3–6 µs of host time on Hopper (every kernel's refusal and cost-model checks, the reasons
 //! written out), as long as a small product's whole kernel.
 //!
 //! A plan depends only on the device (fixed for a `Gemm`), the validated [`Problem`] (shape,
 //! layout, leading dimensions, strides, epilogue and buffers) and what the description forces
-//! (kernel, split, stream-K), so an equal key gives the same plan. Keys compare whole, buffer
-//! addresses included: a call on other buffers misses, even where their alignment would give
-//! the same choice.
+//! (kernel, split, stream-K), so an equal key gives the same plan. Of a buffer's address,
+//! dispatch reads only whether it is a multiple of 16 bytes (16-byte loads, TMA base
+//! addresses): the key keeps each address modulo [`KEY_ADDRESS_ALIGNMENT`], a power of two at
+//! least that large, so a call on other buffers of the same alignment (a decode step's fresh
+//! activations, a benchmark's rotated copies) replays the plan too, while one whose alignment
+//! differs is planned anew. The launch always takes the call's own addresses; only the choice
+//! is replayed.
 
 use super::dispatch::Plan;
 use super::problem::Problem;
 
 /// Plans kept at most; the oldest goes first.
 pub const PLAN_CACHE: usize = 32;
+
+/// A key keeps each buffer address modulo this many bytes: every alignment dispatch asks about
+/// (16 bytes, [`Problem::rows_aligned_to`] and the kernels' `row_alignment`) divides it, so two
+/// problems that agree on their addresses modulo it get the same plan.
+pub const KEY_ADDRESS_ALIGNMENT: u64 = 256;
+
+/// `problem` as the cache compares it: its addresses modulo [`KEY_ADDRESS_ALIGNMENT`].
+pub fn key(problem: &Problem) -> Problem {
+    let class = |(address, len): (u64, usize)| (address % KEY_ADDRESS_ALIGNMENT, len);
+    let mut key = *problem;
+    key.buffers.a = class(key.buffers.a);
+    key.buffers.b = class(key.buffers.b);
+    key.buffers.c = class(key.buffers.c);
+    key.buffers.bias = key.buffers.bias.map(class);
+    key
+}
 
 /// What a call forces besides its problem: `MatmulDesc::kernel`, `split_k` and `stream_k`.
 #[derive(Clone, Debug, PartialEq)]
@@ -26,15 +46,16 @@ pub struct Forced {
     pub stream_k: Option<bool>,
 }
 
-/// The last [`PLAN_CACHE`] plans by (problem, forced choices).
+/// The last [`PLAN_CACHE`] plans by (problem [`key`], forced choices).
 #[derive(Debug, Default)]
 pub struct PlanCache {
     entries: Vec<(Problem, Forced, Plan)>,
 }
 
 impl PlanCache {
-    /// The plan of an earlier call with this problem and these forced choices, else the one
-    /// `choose` makes (kept if it succeeds; a refusal is not kept, and is made again next time).
+    /// The plan of an earlier call with this problem (as [`key`] compares it) and these forced
+    /// choices, else the one `choose` makes (kept if it succeeds; a refusal is not kept, and is
+    /// made again next time).
     pub fn get_or_choose<E>(
         &mut self,
         problem: &Problem,
@@ -43,8 +64,9 @@ impl PlanCache {
         stream_k: Option<bool>,
         choose: impl FnOnce() -> Result<Plan, E>,
     ) -> Result<Plan, E> {
+        let problem = key(problem);
         let hit = self.entries.iter().find(|(p, f, _)| {
-            p == problem
+            *p == problem
                 && f.kernel.as_deref() == kernel
                 && f.split_k == split_k
                 && f.stream_k == stream_k
@@ -61,7 +83,7 @@ impl PlanCache {
             split_k,
             stream_k,
         };
-        self.entries.push((*problem, forced, plan.clone()));
+        self.entries.push((problem, forced, plan.clone()));
         Ok(plan)
     }
 
