@@ -1036,17 +1036,15 @@ pub unsafe fn tma_wgmma<
                             // every block of the cluster.
                             let slabs = block_tile_n / B_KN_BOX[0];
                             seq!(slab in 0..4 {
-                                if CLUSTER > 1 && slab < slabs {
-                                    if slab / (slabs / CLUSTER) == rank {
-                                        let slab_col = first_col + slab * B_KN_BOX[0];
-                                        let slab_tile = b_tile + slab * B_SLAB_BYTES;
-                                        let every_block = (1u16 << CLUSTER) - 1;
-                                        tma_load_2d_multicast(slab_tile, map_b, slab_col, k_first, full(stage), every_block);
-                                    }
-                                } else if slab < slabs {
+                                if slab < slabs {
                                     let slab_col = first_col + slab * B_KN_BOX[0];
                                     let slab_tile = b_tile + slab * B_SLAB_BYTES;
-                                    if BATCHED {
+                                    if CLUSTER > 1 {
+                                        if slab / (slabs / CLUSTER) == rank {
+                                            let every_block = (1u16 << CLUSTER) - 1;
+                                            tma_load_2d_multicast(slab_tile, map_b, slab_col, k_first, full(stage), every_block);
+                                        }
+                                    } else if BATCHED {
                                         tma_load_3d(slab_tile, map_b, slab_col, k_first, z_b, full(stage));
                                     } else {
                                         tma_load_2d(slab_tile, map_b, slab_col, k_first, full(stage));

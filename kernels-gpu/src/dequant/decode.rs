@@ -975,14 +975,7 @@ macro_rules! decode_entry {
                 k_chunks,
                 group,
             };
-            let constants = PairConstants {
-                scale: 0,
-                offset,
-                offset_high: 0,
-                exponent,
-                mantissa,
-                rebias,
-            };
+            let constants = PairConstants::of_format(offset, exponent, mantissa, rebias);
             unsafe {
                 decode_gemm::<{ $bits }, { $kind }, { $m_tiles as usize }, { $wgmma }, { $bf16 }>(
                     a, weights, scales, offsets, c, workspace, counters, shape, constants,

@@ -178,14 +178,7 @@ macro_rules! expand_entry {
             mantissa: u32,
             rebias: u32,
         ) {
-            let constants = PairConstants {
-                scale: 0,
-                offset,
-                offset_high: 0,
-                exponent,
-                mantissa,
-                rebias,
-            };
+            let constants = PairConstants::of_format(offset, exponent, mantissa, rebias);
             unsafe {
                 dequantize::<{ $bits }, { $kind }, { $bf16 }>(
                     weights, scales, offsets, w, k, n, group, constants,

@@ -478,14 +478,7 @@ macro_rules! fused_entry {
                 k_chunks,
                 group,
             };
-            let constants = PairConstants {
-                scale: 0,
-                offset,
-                offset_high: 0,
-                exponent,
-                mantissa,
-                rebias,
-            };
+            let constants = PairConstants::of_format(offset, exponent, mantissa, rebias);
             unsafe {
                 fused_gemm::<$element, { $bits }, { $kind }, $bf16, { fused_stages($bits) }>(
                     a, weights, scales, offsets, c, shape, constants,

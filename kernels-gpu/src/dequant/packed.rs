@@ -301,6 +301,23 @@ pub struct PairConstants {
     pub rebias: u32,
 }
 
+impl PairConstants {
+    /// The format's constants as every dequant entry receives them from the host (`offset`,
+    /// `exponent`, `mantissa`, `rebias`), with no group's scale yet: [`column_constants`] fills
+    /// `scale` and `offset_high` per group and column.
+    #[inline(always)]
+    pub const fn of_format(offset: u32, exponent: u32, mantissa: u32, rebias: u32) -> Self {
+        Self {
+            scale: 0,
+            offset,
+            offset_high: 0,
+            exponent,
+            mantissa,
+            rebias,
+        }
+    }
+}
+
 /// [`placed_fields`] for widths that arrive at run time (`k.exponent`, `k.mantissa`): the
 /// pair's codes gathered to the low bits of each half first ([`pair_codes`]), then exponent
 /// and mantissa shifted to the fields (`field` mantissa bits) and the sign to bit 15.
