@@ -29,23 +29,10 @@ fn devices() -> [(&'static str, DeviceCaps); 2] {
 }
 
 fn problem(dtype: DType, b_layout: BLayout, (m, n, k): (usize, usize, usize)) -> Problem {
-    let request = Request {
-        dtype,
-        b_layout,
-        m,
-        n,
-        k,
-        batch: 1,
-        lds: (None, None, None),
-        strides: None,
-        alpha: 1.0,
-        beta: 0.0,
-        activation: None,
-    };
-    let b_len = n * k;
+    let request = Request::contiguous(dtype, b_layout, m, n, k);
     let buffers = Buffers {
         a: (1 << 32, m * k),
-        b: (2 << 32, b_len),
+        b: (2 << 32, n * k),
         c: (3 << 32, m * n),
         bias: None,
     };

@@ -10,19 +10,7 @@ use rust_gemm::api::problem::{Buffers, Problem, Request, validate};
 use rust_gemm::{Activation, BLayout, DType, Gemm, GemmError};
 
 fn request(dtype: DType, m: usize, n: usize, k: usize) -> Request {
-    Request {
-        dtype,
-        b_layout: BLayout::Kn,
-        m,
-        n,
-        k,
-        batch: 1,
-        lds: (None, None, None),
-        strides: None,
-        alpha: 1.0,
-        beta: 0.0,
-        activation: None,
-    }
+    Request::contiguous(dtype, BLayout::Kn, m, n, k)
 }
 
 /// Buffers of exactly the needed lengths at well-separated, 256-byte-aligned addresses.

@@ -48,6 +48,26 @@ pub struct Request {
     pub activation: Option<Activation>,
 }
 
+impl Request {
+    /// What `MatmulDesc::new(m, n, k)` asks for with elements of `dtype` and B stored as
+    /// `b_layout`: contiguous rows, one batch item, `alpha` 1, `beta` 0, no activation.
+    pub const fn contiguous(dtype: DType, b_layout: BLayout, m: usize, n: usize, k: usize) -> Self {
+        Self {
+            dtype,
+            b_layout,
+            m,
+            n,
+            k,
+            batch: 1,
+            lds: (None, None, None),
+            strides: None,
+            alpha: 1.0,
+            beta: 0.0,
+            activation: None,
+        }
+    }
+}
+
 /// A validated call: every field consistent with every buffer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Problem {
