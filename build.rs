@@ -147,12 +147,15 @@ fn main() {
 /// this crate in one dependency graph, say), whose PTX would otherwise overwrite each other's.
 ///
 /// The outer target directory is the nearest ancestor of `OUT_DIR` that holds cargo's
-/// `CACHEDIR.TAG`; where none does (a build directory laid out some other way), the nested
-/// builds stay under `OUT_DIR`, private to this run, as slow but as correct.
+/// `CACHEDIR.TAG`, looked for no higher than [`TARGET_DEPTH`] folders up (cargo's layouts put
+/// `OUT_DIR` 4–6 below it), so that a tag far above the build is never taken for it; where
+/// none is found (a build directory laid out some other way), the nested builds stay under
+/// `OUT_DIR`, private to this run, as slow but as correct.
 fn kernels_target_root(out_dir: &Path, kernels: &Path) -> PathBuf {
     let Some(target) = out_dir
         .ancestors()
         .skip(1)
+        .take(TARGET_DEPTH)
         .find(|dir| dir.join("CACHEDIR.TAG").is_file())
     else {
         return out_dir.join("kernels-target");
@@ -165,6 +168,10 @@ fn kernels_target_root(out_dir: &Path, kernels: &Path) -> PathBuf {
         fnv1a(kernels.as_os_str().as_encoded_bytes())
     ))
 }
+
+/// How many folders above `OUT_DIR` [`kernels_target_root`] looks for the target directory:
+/// `<target>/[<triple>/]<profile>/build/<package>/<hash>/out` (cargo's newer layout) is 6.
+const TARGET_DEPTH: usize = 6;
 
 /// The 64-bit FNV-1a hash of `bytes`: a stable, dependency-free key for a path (std's hasher
 /// is not promised to be stable across Rust releases, and the key must be).
