@@ -9,22 +9,27 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use rust_gemm::api::dispatch::{DeviceCaps, choose_plan};
 use rust_gemm::api::plan_cache::PlanCache;
 use rust_gemm::api::problem::{Buffers, Problem, Request, validate};
-use rust_gemm::ptx::{ENTRIES_SM80, ENTRIES_SM90A};
+use rust_gemm::ptx::for_compute_capability;
 use rust_gemm::{BLayout, DType};
 use std::hint::black_box;
 
-/// The device properties dispatch sees on an H100 (sm_90a module) and on an RTX 3090-class
-/// Ampere GPU (portable module).
+/// The device properties dispatch sees on an H100 and on an RTX 3090-class Ampere GPU, with
+/// the entries of the module each loads (`ptx::for_compute_capability`).
 fn devices() -> [(&'static str, DeviceCaps); 2] {
-    let caps = |compute_capability, sm_count, shared_kib: usize, entries: &[&str]| DeviceCaps {
-        compute_capability,
+    let caps = |(major, minor): (u32, u32), sm_count, shared_kib: usize| DeviceCaps {
+        compute_capability: (major as i32, minor as i32),
         sm_count,
         max_shared_per_block: shared_kib * 1024,
-        entries: entries.iter().map(|e| e.to_string()).collect(),
+        entries: for_compute_capability(major, minor)
+            .expect("a supported device")
+            .entries
+            .iter()
+            .map(|e| e.to_string())
+            .collect(),
     };
     [
-        ("hopper", caps((9, 0), 132, 227, ENTRIES_SM90A)),
-        ("ampere", caps((8, 6), 82, 99, ENTRIES_SM80)),
+        ("hopper", caps((9, 0), 132, 227)),
+        ("ampere", caps((8, 6), 82, 99)),
     ]
 }
 
