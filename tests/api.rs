@@ -850,8 +850,8 @@ fn thin_kernels_come_first_in_every_list() {
 }
 
 /// The f32 tiled kernel dispatch picks for `p` (no thin kernel applies): the general kernel for
-/// small products, v13's 32-row variant for m ≤ 32, its 64-row one for m ≤ 64 and for B `[k, n]`
-/// with k > 64 (with B `[n, k]` on 16-byte rows, their K-major entries, the 64-row one also
+/// small products, v13's 32-row variant for m ≤ 32, its 64-row one for m ≤ 64 and for every B
+/// `[k, n]` (with B `[n, k]` on 16-byte rows, their K-major entries, the 64-row one also
 /// above m = 64 with k > 64 unless v13's waves are fuller by more than
 /// `K_MAJOR_TILE_SPEEDUP`), v13_m64 on a `[k, n]` copy of B `[n, k]` for m ≥ 1024 with
 /// k > 64, else v13 (`dispatch::passed_over`).
@@ -868,9 +868,7 @@ fn expected_v13(caps: &DeviceCaps, p: &Problem) -> &'static str {
         "v13_m32"
     } else if k_major && (p.m <= 64 || (p.k > V13_M64_SHORT_K && !k_major_waves_lose(caps, p))) {
         "v13_m64_kmajor"
-    } else if p.m <= 64
-        || (p.b_layout == BLayout::Kn && p.k > rust_gemm::api::dispatch::V13_M64_SHORT_K)
-    {
+    } else if p.m <= 64 || p.b_layout == BLayout::Kn {
         "v13_m64"
     } else {
         "v13"
@@ -1151,12 +1149,10 @@ fn f32_products_take_v13_m32_v13_m64_or_v13() {
                     );
                 }
                 if name == "v13" {
-                    let why = if layout == BLayout::Nk {
-                        "v13_m64: m > 64 with B [n, k]: v13 was measured faster".to_string()
-                    } else {
-                        "v13_m64: m > 64 with k ≤ 64: v13 was measured faster".to_string()
-                    };
-                    assert!(plan.reason.contains(&why), "{}", plan.reason);
+                    // Only with B [n, k]: with B [k, n], v13_m64 serves every shape.
+                    assert_eq!(layout, BLayout::Nk, "{m}×{n}×{k}");
+                    let why = "v13_m64: m > 64 with B [n, k]: v13 was measured faster";
+                    assert!(plan.reason.contains(why), "{}", plan.reason);
                 }
                 // Forced, each variant runs any shape.
                 for forced in ["v13_m32", "v13_m64", "v13"] {

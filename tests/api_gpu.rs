@@ -969,12 +969,16 @@ fn v13_short_m_sweep(kernel: &str, rows: &[usize]) {
                         checks += 1;
                     }
                     // Dispatch: the thin kernels where they apply (thin_n passed over at short
-                    // k for the general kernel), else the narrowest v13 variant.
+                    // k for the general kernel), the general kernel for small products
+                    // (`dispatch::small_f32_product`: at most 2^26 multiply-adds with k ≤ 1024,
+                    // every shape here), else the narrowest v13 variant.
                     let chosen =
                         check::<f32>(&stream, &gemm, base, None, seed).expect("dispatch runs");
+                    let small = (m * n * k) as u64 <= rust_gemm::api::dispatch::SMALL_PRODUCT_MACS
+                        && k as u64 <= rust_gemm::api::dispatch::SMALL_PRODUCT_MAX_K;
                     let expected = if m <= 8 {
                         "gemm_thin_m_"
-                    } else if n <= 8 && k <= rust_gemm::api::dispatch::SHORT_K {
+                    } else if (n <= 8 && k <= rust_gemm::api::dispatch::SHORT_K) || small {
                         "gemm_general_"
                     } else if n <= 8 {
                         "gemm_thin_n_"

@@ -1776,12 +1776,15 @@ pub fn passed_over(spec: &KernelSpec, caps: &DeviceCaps, problem: &Problem) -> O
 ///
 /// * `v13_m32` only for m ≤ 32: above, `v13_m64` was faster at 42 of the 45 shapes measured
 ///   (squares 256–2048, the ragged shapes, the m = 256 layers), and the other 3 by at most 13%.
-/// * `v13_m64` with B `[k, n]` for every m with k > 64: it was faster than v13 at every such
-///   shape measured but 1280³ (1% slower): up to 1.55× at squares 256–2048, the ragged shapes
-///   and the m = 256 layers, and 1.04–1.26× from 2176³ to 8192³ and at the m = 1024 and 4096
-///   layers (4096³: 2.94 ms against 3.13). Its blocks are half as tall with four per SM instead
-///   of two, so a barrier waits for 4 warps instead of 8 and the last wave is finer. At k ≤ 64
-///   (2047×2049×33, 8192×8192×64) v13 was 7–9% faster.
+/// * `v13_m64` with B `[k, n]` for every m: it was faster than v13 at every such shape
+///   measured with k > 64 but 1280³ (1% slower): up to 1.55× at squares 256–2048, the ragged
+///   shapes and the m = 256 layers, and 1.04–1.26× from 2176³ to 8192³ and at the m = 1024 and
+///   4096 layers (4096³: 2.94 ms against 3.13). Its blocks are half as tall with four per SM
+///   instead of two, so a barrier waits for 4 warps instead of 8 and the last wave is finer.
+///   At k ≤ 64 v13 was 7–9% faster while both stored through the whole epilogue; since their
+///   plain stores skip it, `v13_m64` is 1.07–1.18× faster there too (H200,
+///   `docs/results/f32-short-k`, run 2: 8192×8192×16/32/64, 4096×4096×64,
+///   16384×4096×64, 4096×2176×16).
 /// * `v13_m64` with B `[n, k]` only for m ≤ 64: at 7 of the 9 m = 256 layers it ran at
 ///   0.84–0.91× v13's speed, its transposing 4-byte copies of B being twice as many per thread.
 /// * Their K-major entries (B `[n, k]` on 16-byte rows) as their siblings, but `v13_m64_kmajor`
@@ -1830,7 +1833,7 @@ fn v13_variant_passed_over(
         "v13_m64" if problem.m > rows && spec.b_layout == BLayout::Nk && !k_major => {
             Some(format!("m > {rows} with B [n, k]: v13 was measured faster"))
         }
-        "v13_m64" if problem.m > rows && problem.k <= V13_M64_SHORT_K => Some(format!(
+        "v13_m64" if problem.m > rows && k_major && problem.k <= V13_M64_SHORT_K => Some(format!(
             "m > {rows} with k ≤ {V13_M64_SHORT_K}: v13 was measured faster"
         )),
         _ => None,
@@ -1945,8 +1948,10 @@ pub const SMALL_PRODUCT_MAX_K: u64 = 1024;
 /// The most elements of C (batch·m·n) of a [`small_f32_product`] with k ≤ 64.
 pub const SMALL_SHORT_K_OUTPUTS: u64 = 1 << 22;
 
-/// The longest k at which dispatch passes `v13_m64` over for v13 when m > 64 (B `[k, n]`):
-/// measured at k = 33 and 64 (v13 faster), 131 (`v13_m64` faster).
+/// The longest k at which dispatch passes `v13_m64_kmajor` over for v13 when m > 64 (B
+/// `[n, k]`), and copies no `[n, k]` B to `[k, n]` for `v13_m64_via_kn`: measured at k = 33
+/// and 64 (v13 faster), 131 (`v13_m64` faster), before the plain-store path (with it, `v13_m64`
+/// with B `[k, n]` is taken at every k).
 pub const V13_M64_SHORT_K: usize = 64;
 
 /// The longest k at which [`passed_over`] sends products with n ≤ 8 (and m > 8) past the FMA

@@ -78,10 +78,12 @@
 //! `[k, n]` B, and with 32 or 64 rows there are fewer FFMAs to hide them behind.
 //!
 //! The 64-row variant is also faster than v13 itself with B `[k, n]` at large shapes: 4096³
-//! in 2.94 ms against 3.13 (0.92 of cuBLAS against 0.86), 1.04–1.26× from 2176³ to 8192³, so
-//! dispatch runs every `[k, n]` product with k > 64 on it. Its barrier waits for 4 warps, not
-//! 8 (the stall "What limits v13" in `docs/ladder.md` blames), and four blocks per SM make
-//! the last wave finer. The rung keeps its 128 × 128 tile.
+//! in 2.94 ms against 3.13 (0.92 of cuBLAS against 0.86), 1.04–1.26× from 2176³ to 8192³, and
+//! 1.07–1.18× at k ≤ 64 once both store a plain product without the epilogue
+//! ([`store_plain_or_epilogue`]), so dispatch runs every `[k, n]` product with more than 32
+//! rows on it. Its barrier waits for 4 warps, not 8 (the stall "What limits v13" in
+//! `docs/ladder.md` blames), and four blocks per SM make the last wave finer. The rung keeps
+//! its 128 × 128 tile.
 
 use super::v10_warp_tiling::{lane_origin_in, multiply_lane_steps, store_warp_tile};
 use crate::device::{
@@ -460,9 +462,16 @@ unsafe fn walk<
         };
         // Worked out after the k loop, so that nothing of it is held across.
         let target = split_k::item_target::<f32, SPLIT>(args, zz);
+        // The K-major entries keep the one path (see `store_plain_or_epilogue`).
         // SAFETY: the target is item zz's C (or its workspace matrix); only elements inside
         // m × n are written.
-        unsafe { store_with_epilogue::<LANE_ROWS>(&acc, args, &target, row, col) };
+        unsafe {
+            if B_K_MAJOR {
+                store_with_epilogue::<LANE_ROWS>(&acc, args, &target, row, col)
+            } else {
+                store_plain_or_epilogue::<LANE_ROWS>(&acc, args, &target, row, col)
+            }
+        };
         zz += grid_dim_z();
         // The next item's first copies go into stages that slower warps may still be reading.
         sync_threads();
@@ -834,6 +843,95 @@ unsafe fn store_with_epilogue<const LANE_ROWS: u32>(
                         out[q] = unsafe {
                             split_k::output_value::<f32>(args, target, acc[i][4 * s + q], at.wrapping_add(q), cc + q)
                         };
+                    }
+                });
+                if vector && cc + 4 <= n {
+                    // SAFETY: four elements of row r inside the target, 16-byte aligned.
+                    unsafe { write4(at, f32x4::from_array(out)) };
+                } else {
+                    seq!(q in 0..4 {
+                        if cc + q < n {
+                            // SAFETY: an element of row r inside the target.
+                            unsafe { at.wrapping_add(q).write(out[q]) };
+                        }
+                    });
+                }
+            });
+        }
+    });
+}
+
+/// [`store_with_epilogue`] for v13 and its 32- and 64-row variants: a plain store (alpha 1,
+/// beta 0, no bias, no activation: [`GemmArgs::is_plain_store`]) and a split's raw sums store
+/// the accumulators as they are, on a path of their own, without the epilogue's per-element
+/// tests of beta, the bias and the activation; anything else goes through the epilogue as
+/// there. Where k is a few steps long that epilogue was much of a tile's work: at 8192×8192×64
+/// this path took v13 from 23.2 to 34.6 TFLOP/s and `v13_m64` to 38.2 (H200,
+/// `docs/results/f32-short-k`).
+///
+/// The K-major entries keep [`store_with_epilogue`] itself, whose walk [`store_lane`] repeats:
+/// built on `store_lane`, even with the epilogue's path alone, their code came out of LLVM in
+/// another order, and with both paths ptxas scheduled their main loop so that they ran 4–21%
+/// slower at the large `[n, k]` layers (27.1 TFLOP/s against 34.2 at 64×57344×8192). As they
+/// are, their PTX is the same as before the plain path.
+///
+/// # Safety
+/// As [`store_with_epilogue`].
+#[inline(always)]
+unsafe fn store_plain_or_epilogue<const LANE_ROWS: u32>(
+    acc: &Accumulators,
+    args: &GemmArgs,
+    target: &split_k::ItemTarget,
+    row: u32,
+    col: u32,
+) {
+    let epilogue = |value, at, column| {
+        // SAFETY: `store_lane` calls it on elements inside C (read only when beta ≠ 0), their
+        // columns inside the bias.
+        unsafe { split_k::output_value::<f32>(args, target, value, at, column) }
+    };
+    // SAFETY: forwarded; the plain path reads nothing.
+    unsafe {
+        if target.partial || args.is_plain_store() {
+            store_lane::<LANE_ROWS>(acc, args, target, row, col, |value, _, _| value);
+        } else {
+            store_lane::<LANE_ROWS>(acc, args, target, row, col, epilogue);
+        }
+    }
+}
+
+/// [`store_with_epilogue`]'s walk over the lane's elements: `value(acc, place, column)` gives
+/// each element's stored value (called once per element inside `m × n`).
+///
+/// # Safety
+/// As [`store_with_epilogue`], and `value` must be safe to call on every element inside.
+#[inline(always)]
+unsafe fn store_lane<const LANE_ROWS: u32>(
+    acc: &Accumulators,
+    args: &GemmArgs,
+    target: &split_k::ItemTarget,
+    row: u32,
+    col: u32,
+    value: impl Fn(f32, *const f32, u32) -> f32,
+) {
+    let (m, n) = (args.m, args.n);
+    let c = target.at as *mut f32;
+    let vector = target.at.is_multiple_of(16) && target.ld.is_multiple_of(4);
+    // The lane's sub-tiles are this far apart (`lane_origin_in`).
+    let (row_gap, col_gap) = const { (4 * LANE_ROWS, 4 * (32 / LANE_ROWS)) };
+    seq!(i in 0..8 {
+        let r = row + (i / 4) * row_gap + i % 4;
+        if r < m {
+            let c_row = c.wrapping_add(r as usize * target.ld as usize);
+            seq!(s in 0..2 {
+                let cc = col + col_gap * s;
+                let at = c_row.wrapping_add(cc as usize);
+                // The value once per element (the epilogue is long: GELU's tanh), then one
+                // store path.
+                let mut out = [0.0f32; 4];
+                seq!(q in 0..4 {
+                    if cc + q < n {
+                        out[q] = value(acc[i][4 * s + q], at.wrapping_add(q), cc + q);
                     }
                 });
                 if vector && cc + 4 <= n {
