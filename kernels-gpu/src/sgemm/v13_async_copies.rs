@@ -80,7 +80,7 @@
 //! The 64-row variant is also faster than v13 itself with B `[k, n]` at large shapes: 4096³
 //! in 2.94 ms against 3.13 (0.92 of cuBLAS against 0.86), 1.04–1.26× from 2176³ to 8192³, and
 //! 1.07–1.18× at k ≤ 64 once both store a plain product without the epilogue
-//! ([`store_plain_or_epilogue`]), so dispatch runs every `[k, n]` product with more than 32
+//! (`store_plain_or_epilogue`), so dispatch runs every `[k, n]` product with more than 32
 //! rows on it. Its barrier waits for 4 warps, not 8 (the stall "What limits v13" in
 //! `docs/ladder.md` blames), and four blocks per SM make the last wave finer. The rung keeps
 //! its 128 × 128 tile.
