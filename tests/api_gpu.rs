@@ -971,7 +971,8 @@ fn v13_short_m_sweep(kernel: &str, rows: &[usize]) {
                     // Dispatch: the thin kernels where they apply (thin_n passed over at short
                     // k for the general kernel), the general kernel for small products
                     // (`dispatch::small_f32_product`: at most 2^26 multiply-adds with k ≤ 1024,
-                    // every shape here), else the narrowest v13 variant.
+                    // all the shapes here but those with k = 1031), else the narrowest v13
+                    // variant.
                     let chosen =
                         check::<f32>(&stream, &gemm, base, None, seed).expect("dispatch runs");
                     let small = (m * n * k) as u64 <= rust_gemm::api::dispatch::SMALL_PRODUCT_MACS
