@@ -29,7 +29,51 @@ for line in sys.stdin:
         shutil.copy(exe, ".carry/test-" + msg["target"]["name"])
         print("staged", msg["target"]["name"])
 '
-out_dir="$(scripts/ptx-out-dir.sh --release)"
+# With STAGE_ONLY="sgemm-ladder test-api_gpu" (names as staged), only those binaries travel.
+if [[ -n "${STAGE_ONLY:-}" ]]; then
+    for file in .carry/*; do
+        name=$(basename "$file")
+        if [[ -f "$file" && " $STAGE_ONLY " != *" $name "* ]]; then
+            rm -f "$file"
+        fi
+    done
+fi
+# The PTX the staged binaries embed. Each profile and feature set has its own OUT_DIR with its
+# own copy of the modules, refreshed only when its build script reruns, so the check profile's
+# (ptx-out-dir.sh) can lag behind the release build's: a cubin assembled from a stale copy
+# matches no binary, and the GPU machine's driver then compiles the module in every process.
+# So the copy is the one found whole in every staged binary that embeds an sm_90a module, and
+# binaries that embed different copies are refused.
+out_dir=$(python3 - "$(scripts/ptx-out-dir.sh --release)" .carry/* <<'PY'
+import glob, mmap, os, sys
+# Cargo's layouts: build/rust-gemm-<hash>/out, or build/rust-gemm/<hash>/out.
+folders = set(glob.glob("target/release/build/rust-gemm-*/out"))
+folders |= set(glob.glob("target/release/build/rust-gemm/*/out")) | {sys.argv[1]}
+modules = {}  # the modules' contents -> the first folder holding them
+for folder in sorted(folders):
+    try:
+        ptx = tuple(open(os.path.join(folder, name), "rb").read()
+                    for name in ("kernels_sm80.ptx", "kernels_sm90a.ptx"))
+    except OSError:
+        continue
+    modules.setdefault(ptx, folder)
+chosen = set()
+for binary in sys.argv[2:]:
+    if not os.path.isfile(binary) or os.path.getsize(binary) == 0:
+        continue
+    with open(binary, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data.find(b".target sm_90a") < 0:
+            continue
+        found = [folder for ptx, folder in modules.items() if all(data.find(p) >= 0 for p in ptx)]
+    if len(found) != 1:
+        sys.exit(f"stage-carry: {binary} embeds PTX that {len(found)} OUT_DIRs hold; rebuild")
+    chosen.add(found[0])
+if len(chosen) != 1:
+    sys.exit(f"stage-carry: the binaries embed {len(chosen)} different PTX builds: {sorted(chosen)}")
+print(chosen.pop())
+PY
+)
+echo "PTX of the staged binaries: $out_dir"
 if [[ "${STAGE_CUBIN:-0}" == 1 ]]; then
     ptxas="${PTXAS:-.tools/nvcc/nvidia/cu13/bin/ptxas}"
     if [[ ! -x "$ptxas" ]]; then
@@ -44,15 +88,6 @@ if [[ "${STAGE_CUBIN:-0}" == 1 ]]; then
     echo "staged cubin/$name"
 fi
 strip .carry/sgemm-ladder .carry/example-* .carry/test-* 2>/dev/null || true
-# With STAGE_ONLY="sgemm-ladder test-api_gpu" (names as staged), only those binaries travel.
-if [[ -n "${STAGE_ONLY:-}" ]]; then
-    for file in .carry/*; do
-        name=$(basename "$file")
-        if [[ -f "$file" && " $STAGE_ONLY " != *" $name "* ]]; then
-            rm -f "$file"
-        fi
-    done
-fi
 # The binaries are mostly the same embedded PTX (~140 MB each). xz's window must span whole
 # binaries for it to be stored once: with preset 6's 8 MiB window every binary carried its own
 # compressed copy and the bundle passed 130 MB; a 1 GiB window (about 7 GB of memory to
