@@ -733,8 +733,9 @@ fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
     let sides = [1, 7, 33, 4096, 4097];
     let mut out = Vec::new();
     if kernel == "thin_m" || kernel == "thin_m16" {
+        // m = 1 and 2: the f32 entries' matrix–vector path (`GEMV_MAX_SMALL`).
         let rows: &[usize] = if kernel == "thin_m" {
-            &[1, 3, 8]
+            &[1, 2, 3, 8]
         } else {
             &[1, 9, 16]
         };
@@ -746,7 +747,7 @@ fn thin_shapes(kernel: &str) -> Vec<(usize, usize, usize)> {
             }
         }
     } else {
-        for n in [1, 5, 8] {
+        for n in [1, 2, 5, 8] {
             for m in [1, 7, 33, 1000, 2999] {
                 for k in sides {
                     out.push((m, n, k));
@@ -1114,9 +1115,13 @@ fn thin_sanitizer_subset() {
         (
             "thin_m",
             &both,
-            &[(8, 100, 1000), (3, 33, 40), (1, 70, 512)],
+            &[(8, 100, 1000), (3, 33, 40), (1, 70, 512), (2, 70, 4100)],
         ),
-        ("thin_n", &both, &[(1000, 8, 40), (33, 5, 100)]),
+        (
+            "thin_n",
+            &both,
+            &[(1000, 8, 40), (33, 5, 100), (100, 1, 4100), (70, 2, 2048)],
+        ),
         (
             "thin_n_rows",
             &both,
@@ -1430,9 +1435,12 @@ fn thin_n_bf16() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_kernels_on_the_portable_module() {
     let (stream, gemm) = open_portable();
+    // m = 1 and n = 2: the f32 entries' matrix–vector path.
     for (kernel, (m, n, k)) in [
         ("thin_m", (3, 4097, 4097)),
+        ("thin_m", (1, 4097, 4097)),
         ("thin_n", (2999, 5, 4097)),
+        ("thin_n", (2999, 2, 4097)),
         ("thin_m16", (13, 4097, 4097)),
     ] {
         for layout in [BLayout::Kn, BLayout::Nk] {
@@ -1645,15 +1653,23 @@ fn thin_runs_are_bit_identical() {
 #[ignore = "needs a CUDA GPU: run with --ignored on a GPU machine"]
 fn thin_beta_zero_never_reads_c_and_nan_inputs_propagate() {
     let (stream, gemm) = open();
+    // The f32 matrix–vector path (m or n at most 2) with k long enough for its unrolled
+    // 16-byte loads; the sums stay exact (powers of two).
     for (kernel, (m, n, k)) in [
         ("thin_m", (5, 90, 33)),
+        ("thin_m", (1, 90, 2048)),
+        ("thin_m", (2, 90, 2048)),
         ("thin_n", (70, 5, 33)),
+        ("thin_n", (70, 1, 2048)),
+        ("thin_n", (70, 2, 2048)),
         ("thin_n_rows", (70, 5, 33)),
     ] {
         for layout in [BLayout::Kn, BLayout::Nk] {
-            // A NaN in row 2 of A, C full of NaN, beta 0: only row 2 of C is NaN.
+            // A NaN in row 2 of A (row m − 1 when m < 3), C full of NaN, beta 0: only that
+            // row of C is NaN.
+            let nan_row = 2.min(m - 1);
             let mut a_host = vec![0.5f32; m * k];
-            a_host[2 * k + 3] = f32::NAN;
+            a_host[nan_row * k + 3] = f32::NAN;
             let a = stream.clone_htod(&a_host).unwrap();
             let b = stream.clone_htod(&vec![0.25f32; k * n]).unwrap();
             let mut c = stream.clone_htod(&vec![f32::NAN; m * n]).unwrap();
@@ -1663,7 +1679,7 @@ fn thin_beta_zero_never_reads_c_and_nan_inputs_propagate() {
             for i in 0..m {
                 for j in 0..n {
                     let x = out[i * n + j];
-                    if i == 2 {
+                    if i == nan_row {
                         assert!(x.is_nan(), "{kernel} {layout:?} ({i}, {j})");
                     } else {
                         assert_eq!(x, 0.5 * 0.25 * k as f32, "{kernel} {layout:?} ({i}, {j})");

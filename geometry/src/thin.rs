@@ -57,6 +57,21 @@ pub const DOT_ROWS_PER_BLOCK: u32 = WARPS * DOT_ROWS_PER_WARP;
 /// Chunks per streamed row each lane loads before using any (its loads in flight:
 /// `DOT_UNROLL · DOT_ROWS_PER_WARP` 16-byte loads).
 pub const DOT_UNROLL: u32 = 4;
+/// The most small rows (`thin_m`: rows of A; `thin_n`: columns of B) for which the f32
+/// dot-rows entries (`gemm_thin_m_f32_nk`, `gemm_thin_n_f32_nk` and `gemm_thin_n_f32_kn`'s
+/// single contiguous column) take their matrix–vector path: each lane keeps
+/// [`GEMV_LOADS_IN_FLIGHT`] 16-byte loads of the streamed operand in flight instead of
+/// `DOT_UNROLL · DOT_ROWS_PER_WARP`. With so few sums per lane the extra loads fit in the
+/// registers the entry already has for its 8-row path, and at one block of 8 warps per SM (the
+/// entries' [`MIN_BLOCKS_PER_SM`]) 8 loads per lane were 32 KiB in flight per SM, which kept
+/// B `[n, k]` at 73–76% of the copy bandwidth at the three largest fp32 m = 1 70B layers on
+/// the H200 where the column-slices body, with 64 KiB in flight, reached 90–98%
+/// (`docs/results/f32-short-k`, run 3); with 16 loads per lane they stream it at 103–106%
+/// (`docs/results/gemv-in-flight`; the copy bandwidth counts a copy's reads and writes).
+pub const GEMV_MAX_SMALL: u32 = 2;
+/// 16-byte loads of the streamed operand each lane keeps in flight on the matrix–vector path
+/// ([`GEMV_MAX_SMALL`]): 64 KiB per SM at one block of 8 warps.
+pub const GEMV_LOADS_IN_FLIGHT: u32 = 16;
 /// Rows of k the `thin_n` `[k, n]` kernel stages per step.
 pub const STAGE_K: u32 = 1024;
 /// Dynamic shared memory of the `thin_n` `[k, n]` kernel: [`THIN_MAX`] staged columns of

@@ -10,7 +10,12 @@
 //!   `[n, k]`: B's rows; `thin_n`: A's rows). A warp owns [`DOT_ROWS_PER_WARP`] of them, its
 //!   lanes read consecutive 16-byte chunks ([`DOT_UNROLL`] per row in flight) and each lane
 //!   accumulates all (at most 8) dot products of its chunks with the small operand's rows; a
-//!   butterfly of warp shuffles sums the lanes in a fixed order. For `thin_n` with B `[k, n]`,
+//!   butterfly of warp shuffles sums the lanes in a fixed order. In f32, with at most
+//!   [`GEMV_MAX_SMALL`] small rows (the matrix–vector case), each lane keeps
+//!   [`GEMV_LOADS_IN_FLIGHT`] loads in flight instead of 8 (`dot_rows_entry`, a branch uniform
+//!   across the grid): 64 KiB per SM instead of 32, which took the m = 1 fp32 layers with B
+//!   `[n, k]` from 52–76% to 63–106% of the copy bandwidth on the H200
+//!   (`docs/results/gemv-in-flight`). For `thin_n` with B `[k, n]`,
 //!   B's few columns are strided along k: the block stages [`STAGE_K`] rows of k of them at a
 //!   time in shared memory, transposed to `[column][k]` f32 (zeros past k). The wide f32
 //!   entry (`thin_m16`, 9 ≤ m ≤ [`WIDE_MAX`], B `[n, k]`) runs the same body with
@@ -61,9 +66,9 @@ use core::arch::asm;
 use core::simd::f32x4;
 use gemm_geometry::GemmArgs;
 use gemm_geometry::thin::{
-    CHUNK_BYTES, DOT_ROWS_PER_WARP, DOT_UNROLL, KN_A_SLOT, KN_CHUNKS, KN_K_SLICES, KN_PARTIALS,
-    KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K, THIN_MAX, THREADS, WARPS,
-    WIDE_DOT_ROWS_PER_WARP, WIDE_MAX, kn_min_blocks_per_sm,
+    CHUNK_BYTES, DOT_ROWS_PER_WARP, DOT_UNROLL, GEMV_LOADS_IN_FLIGHT, GEMV_MAX_SMALL, KN_A_SLOT,
+    KN_CHUNKS, KN_K_SLICES, KN_PARTIALS, KN_STEP_K, KN_UNROLL, MAX_CHUNK_ELEMENTS, STAGE_K,
+    THIN_MAX, THREADS, WARPS, WIDE_DOT_ROWS_PER_WARP, WIDE_MAX, kn_min_blocks_per_sm,
 };
 use seq_macro::seq;
 
@@ -80,6 +85,14 @@ const _: () = assert!(WIDE_MAX <= MAX_SMALL && WIDE_DOT_ROWS_PER_WARP <= MAX_ROW
 const MAX_SMALL: u32 = 16;
 /// The most streamed rows per warp of the dot-rows body (the wide f32 entry's 4).
 const MAX_ROWS: u32 = 4;
+/// 16-byte loads of the streamed operand each lane of the dot-rows body keeps in flight (but
+/// on the matrix–vector path): [`DOT_UNROLL`] chunks of each of [`DOT_ROWS_PER_WARP`] rows.
+const DOT_LOADS_IN_FLIGHT: u32 = DOT_UNROLL * DOT_ROWS_PER_WARP;
+/// The most chunks per streamed row a lane of the dot-rows body loads before using any (the
+/// matrix–vector path's `GEMV_LOADS_IN_FLIGHT / DOT_ROWS_PER_WARP`).
+const MAX_UNROLL: u32 = 8;
+const _: () = assert!(GEMV_LOADS_IN_FLIGHT / DOT_ROWS_PER_WARP <= MAX_UNROLL);
+const _: () = assert!(GEMV_MAX_SMALL <= THIN_MAX);
 const _: () = assert!(KN_UNROLL == 8 && MAX_CHUNK_ELEMENTS == 8);
 /// Outputs of one block of the column-slices body: every (chunk, row of C, chunk element).
 const KN_OUTPUTS: u32 = KN_CHUNKS * THIN_MAX * MAX_CHUNK_ELEMENTS;
@@ -448,14 +461,20 @@ unsafe fn accumulate<E: ThinElement, const STAGED: bool, const ROWS: u32, const 
 
 /// This lane's share of chunks `q_begin..q_end` (of all rows' chunks): chunks
 /// `q_begin + lane + 32·i`. Whole chunks go `unroll` at a time per row with 16-byte loads when
-/// legal, so that every lane keeps `DOT_UNROLL · DOT_ROWS_PER_WARP` (8) loads in flight
-/// whatever `ROWS` is (4 chunks of 2 rows, or 2 of 4); the rest (the partial last chunk, or
-/// everything when vector loads are not legal) one at a time.
+/// legal, so that every lane keeps `IN_FLIGHT` loads in flight whatever `ROWS` is (8:
+/// 4 chunks of 2 rows, or 2 of 4; the matrix–vector path's 16: 8 chunks of 2 rows); the rest
+/// (the partial last chunk, or everything when vector loads are not legal) one at a time.
 ///
 /// # Safety
 /// As [`small_chunk`], for every chunk in the range.
 #[inline(always)]
-unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const SMALL: u32>(
+unsafe fn lane_chunks<
+    E: ThinElement,
+    const STAGED: bool,
+    const ROWS: u32,
+    const SMALL: u32,
+    const IN_FLIGHT: u32,
+>(
     item: &DotItem,
     q_begin: u32,
     q_end: u32,
@@ -469,15 +488,15 @@ unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const
     } else {
         full_chunks
     };
-    let unroll = const { DOT_UNROLL * DOT_ROWS_PER_WARP / ROWS };
+    let unroll = const { IN_FLIGHT / ROWS };
     let mut q = q_begin + lane;
     if item.vector {
         while q + 32 * (unroll - 1) < full_end {
             // Every load of the group goes out before any is used.
-            let mut raw = [[[0u32; 4]; 4]; MAX_ROWS as usize];
+            let mut raw = [[[0u32; 4]; MAX_UNROLL as usize]; MAX_ROWS as usize];
             seq!(r in 0..4 {
                 if r < ROWS && item.valid[r] {
-                    seq!(u in 0..4 {
+                    seq!(u in 0..8 {
                         if u < unroll {
                         let at = item.row::<ROWS>(r) + (q + 32 * u) as u64 * CHUNK_BYTES as u64;
                         // SAFETY: a whole chunk of an existing row, 16-byte aligned.
@@ -486,7 +505,7 @@ unsafe fn lane_chunks<E: ThinElement, const STAGED: bool, const ROWS: u32, const
                     });
                 }
             });
-            seq!(u in 0..4 {
+            seq!(u in 0..8 {
                 if u < unroll {
                 let mut big: DotChunks = [[0.0; 8]; MAX_ROWS as usize];
                 seq!(r in 0..4 {
@@ -565,7 +584,10 @@ unsafe fn stage_columns<E: ThinElement>(
 /// [`THIN_M_NK`]) and `thin_n` ([`THIN_N_NK`]: B read from global memory; [`THIN_N_KN`]: B
 /// `[k, n]` staged in shared memory). Each warp owns `ROWS` streamed rows and each lane holds
 /// the sums of at most `SMALL` small rows for each: ([`DOT_ROWS_PER_WARP`], [`THIN_MAX`]) in
-/// the 8-row entries, ([`WIDE_DOT_ROWS_PER_WARP`], [`WIDE_MAX`]) in the wide f32 one.
+/// the 8-row entries, ([`WIDE_DOT_ROWS_PER_WARP`], [`WIDE_MAX`]) in the wide f32 one,
+/// ([`DOT_ROWS_PER_WARP`], [`GEMV_MAX_SMALL`]) on the f32 matrix–vector path. Each lane keeps
+/// `IN_FLIGHT` 16-byte loads in flight ([`DOT_LOADS_IN_FLIGHT`], or the matrix–vector path's
+/// [`GEMV_LOADS_IN_FLIGHT`]).
 ///
 /// # Safety
 /// `args` must describe matrices readable (A, B, C when beta ≠ 0) and writable (C) as `E`,
@@ -573,12 +595,18 @@ unsafe fn stage_columns<E: ThinElement>(
 /// most `SMALL`; the launch must be the module's for the entry (blocks of `ROWS` · 8 streamed
 /// rows).
 #[inline(always)]
-unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL: u32>(
+unsafe fn dot_rows<
+    E: ThinElement,
+    const KIND: u32,
+    const ROWS: u32,
+    const SMALL: u32,
+    const IN_FLIGHT: u32,
+>(
     args: &GemmArgs,
 ) {
     const {
         assert!(ROWS <= MAX_ROWS && SMALL <= MAX_SMALL);
-        assert!(ROWS * (DOT_UNROLL * DOT_ROWS_PER_WARP / ROWS) == DOT_UNROLL * DOT_ROWS_PER_WARP);
+        assert!(ROWS * (IN_FLIGHT / ROWS) == IN_FLIGHT && IN_FLIGHT / ROWS <= MAX_UNROLL);
         assert!(SMALL <= THIN_MAX || KIND == THIN_M_NK);
     }
     let staged = KIND == THIN_N_KN;
@@ -672,7 +700,7 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL
                     let (q_begin, q_end) = (k0 / E::CHUNK, tile_end.div_ceil(E::CHUNK));
                     // SAFETY: the tile holds k0..tile_end, the chunks q_begin..q_end.
                     unsafe {
-                        lane_chunks::<E, true, ROWS, SMALL>(
+                        lane_chunks::<E, true, ROWS, SMALL, IN_FLIGHT>(
                             &item, q_begin, q_end, k0, lane, &mut acc,
                         )
                     };
@@ -681,7 +709,9 @@ unsafe fn dot_rows<E: ThinElement, const KIND: u32, const ROWS: u32, const SMALL
             } else {
                 // SAFETY: the item describes batch item z of the operands.
                 unsafe {
-                    lane_chunks::<E, false, ROWS, SMALL>(&item, 0, chunks, 0, lane, &mut acc)
+                    lane_chunks::<E, false, ROWS, SMALL, IN_FLIGHT>(
+                        &item, 0, chunks, 0, lane, &mut acc,
+                    )
                 };
             }
             // Lane (ROWS·s + r) mod 32 stores output (s, r): the warp's ≤ 16 outputs (64 in
@@ -1003,9 +1033,29 @@ macro_rules! thin_entry {
 #[inline(always)]
 unsafe fn thin_n_kn<E: ThinElement>(args: &GemmArgs) {
     if args.n == 1 && args.ldb == 1 {
-        unsafe { dot_rows::<E, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args) }
+        unsafe { dot_rows_entry::<E, THIN_N_NK>(args) }
     } else {
-        unsafe { dot_rows::<E, THIN_N_KN, DOT_ROWS_PER_WARP, THIN_MAX>(args) }
+        unsafe { dot_rows::<E, THIN_N_KN, DOT_ROWS_PER_WARP, THIN_MAX, DOT_LOADS_IN_FLIGHT>(args) }
+    }
+}
+
+/// The dot-rows body of the 8-row entries with the small operand read from global memory
+/// (`thin_m` and `thin_n` with B `[n, k]`, `thin_n` with one contiguous column of B `[k, n]`):
+/// in f32, a small operand of at most [`GEMV_MAX_SMALL`] rows takes the matrix–vector path
+/// ([`GEMV_LOADS_IN_FLIGHT`] loads per lane in flight), a branch uniform across the grid. The
+/// fp16/bf16 entries, whose aligned calls run the tensor-core thin kernels, keep one body.
+///
+/// # Safety
+/// As [`dot_rows`], with the thin dimension at most [`THIN_MAX`].
+#[inline(always)]
+unsafe fn dot_rows_entry<E: ThinElement, const KIND: u32>(args: &GemmArgs) {
+    let small_count = if KIND == THIN_M_NK { args.m } else { args.n };
+    if E::BYTES == 4 && small_count <= GEMV_MAX_SMALL {
+        unsafe {
+            dot_rows::<E, KIND, DOT_ROWS_PER_WARP, GEMV_MAX_SMALL, GEMV_LOADS_IN_FLIGHT>(args)
+        }
+    } else {
+        unsafe { dot_rows::<E, KIND, DOT_ROWS_PER_WARP, THIN_MAX, DOT_LOADS_IN_FLIGHT>(args) }
     }
 }
 
@@ -1028,16 +1078,16 @@ thin_entry!(
     |args| column_slices_entry::<Bf16>(args)
 );
 thin_entry!(gemm_thin_m_f32_nk, "m ≤ 8, f32, B [n, k]", |args| {
-    dot_rows::<f32, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+    dot_rows_entry::<f32, THIN_M_NK>(args)
 });
 thin_entry!(gemm_thin_m_f16_nk, "m ≤ 8, fp16, B [n, k]", |args| {
-    dot_rows::<F16, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+    dot_rows_entry::<F16, THIN_M_NK>(args)
 });
 thin_entry!(gemm_thin_m_bf16_nk, "m ≤ 8, bf16, B [n, k]", |args| {
-    dot_rows::<Bf16, THIN_M_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+    dot_rows_entry::<Bf16, THIN_M_NK>(args)
 });
 thin_entry!(gemm_thin_m16_f32_nk, "8 < m ≤ 16, f32, B [n, k]", |args| {
-    dot_rows::<f32, THIN_M_NK, WIDE_DOT_ROWS_PER_WARP, WIDE_MAX>(args)
+    dot_rows::<f32, THIN_M_NK, WIDE_DOT_ROWS_PER_WARP, WIDE_MAX, DOT_LOADS_IN_FLIGHT>(args)
 });
 thin_entry!(gemm_thin_n_f32_kn, "n ≤ 8, f32, B [k, n]", |args| {
     thin_n_kn::<f32>(args)
@@ -1049,11 +1099,11 @@ thin_entry!(gemm_thin_n_bf16_kn, "n ≤ 8, bf16, B [k, n]", |args| {
     thin_n_kn::<Bf16>(args)
 });
 thin_entry!(gemm_thin_n_f32_nk, "n ≤ 8, f32, B [n, k]", |args| {
-    dot_rows::<f32, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+    dot_rows_entry::<f32, THIN_N_NK>(args)
 });
 thin_entry!(gemm_thin_n_f16_nk, "n ≤ 8, fp16, B [n, k]", |args| {
-    dot_rows::<F16, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+    dot_rows_entry::<F16, THIN_N_NK>(args)
 });
 thin_entry!(gemm_thin_n_bf16_nk, "n ≤ 8, bf16, B [n, k]", |args| {
-    dot_rows::<Bf16, THIN_N_NK, DOT_ROWS_PER_WARP, THIN_MAX>(args)
+    dot_rows_entry::<Bf16, THIN_N_NK>(args)
 });
